@@ -1,0 +1,37 @@
+# Two commands on a fresh machine with only python3:
+#   make run    - create .venv on first use, install xmlthresh, run the main job (embedded synthetic data)
+#   make test   - create .venv on first use, install xmlthresh with test extras, run the test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+# Real data for development, tests and CI: the pre-filled cache beside the checkout, when present.
+SHARED_DATA := $(abspath ../shared/datasets)
+ifeq ($(origin XMLTHRESH_DATA), undefined)
+  ifneq ($(wildcard $(SHARED_DATA)/README.md),)
+    export XMLTHRESH_DATA := $(SHARED_DATA)
+  endif
+endif
+
+.PHONY: run test setup ui clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python -m xmlthresh $(ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+ui: $(STAMP)
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(abspath runs/mlflow.db) --host 127.0.0.1 --port 5000 --workers 1
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

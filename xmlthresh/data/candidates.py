@@ -1,0 +1,125 @@
+"""Candidate thresholds of every label after the exact Pareto reduction (theory.md section 1).
+
+F-macro increases in every p_k and r_k, so for a fixed number of true positives the smallest cut is best:
+the only useful cuts of label k are "just after its j-th relevant document" (j = 1..h_k) and, when allowed
+and useful, "predict all m documents". Among those, r_k grows strictly with j, so a candidate whose
+precision is not above that of some later candidate is dominated and dropped too (``pareto=True``).
+Neither reduction can change the optimum of any metric that increases in p_k and r_k (F-macro, macro-F).
+
+A label that can reach no relevant document (h_k = 0 and no predict-all candidate) keeps one candidate
+with tp = 0: cut 1 if its list is not empty, else cut 0 ("predict nothing"); both give p = r = 0.
+
+Everything is stored flat: candidates of label k are ``[cand_ptr[k], cand_ptr[k+1])``, ordered by
+increasing tp (so increasing recall and cut).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from ..metrics import safe_ratio
+from .ranked_lists import RankedLists, RankedListsError
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Per-label candidate cuts (number of top documents predicted) with their true-positive counts."""
+
+    cand_ptr: np.ndarray  # int64 (n+1)
+    tp: np.ndarray  # int64: true positives at each candidate cut
+    cut: np.ndarray  # int64: number of top documents predicted (m = predict all, 0 = predict nothing)
+    n_relevant: np.ndarray  # int64 (n): s_k
+    num_docs: int
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.n_relevant)
+
+    @property
+    def n_candidates(self) -> int:
+        return len(self.tp)
+
+    @property
+    def label_of(self) -> np.ndarray:
+        """Label index of every candidate."""
+        return np.repeat(np.arange(self.n_labels), np.diff(self.cand_ptr))
+
+    @property
+    def precision(self) -> np.ndarray:
+        return safe_ratio(self.tp, self.cut)
+
+    @property
+    def recall(self) -> np.ndarray:
+        return self.tp / self.n_relevant[self.label_of]
+
+
+def build_candidates(lists: RankedLists, pareto: bool = True) -> Candidates:
+    """Candidate cuts of every label of ``lists`` (which must have s_k > 0 for every label)."""
+    if np.any(lists.n_relevant <= 0):
+        raise RankedListsError(
+            "candidates need every label to have at least one relevant document; "
+            "call lists.with_relevant_only() first"
+        )
+    ptr, tp, cut = _tp_reduced_candidates(
+        lists.relevant_rank,
+        lists.label_ptr,
+        lists.list_length,
+        lists.n_relevant,
+        lists.num_docs,
+        lists.include_predict_all,
+    )
+    if pareto:
+        ptr, tp, cut = _drop_dominated(ptr, tp, cut)
+    return Candidates(ptr, tp, cut, lists.n_relevant.copy(), lists.num_docs)
+
+
+@numba.njit(cache=True)
+def _tp_reduced_candidates(relevant_rank, label_ptr, list_length, n_relevant, num_docs, include_predict_all):
+    """Cut just after each relevant document, plus predict-all when it adds true positives."""
+    n = len(n_relevant)
+    cand_ptr = np.zeros(n + 1, dtype=np.int64)
+    for k in range(n):
+        h = label_ptr[k + 1] - label_ptr[k]
+        extra = 1 if ((include_predict_all and h < n_relevant[k]) or h == 0) else 0
+        cand_ptr[k + 1] = cand_ptr[k] + h + extra
+    tp = np.empty(cand_ptr[n], dtype=np.int64)
+    cut = np.empty(cand_ptr[n], dtype=np.int64)
+    for k in range(n):
+        out = cand_ptr[k]
+        h = label_ptr[k + 1] - label_ptr[k]
+        for j in range(h):
+            tp[out] = j + 1
+            cut[out] = relevant_rank[label_ptr[k] + j]
+            out += 1
+        if include_predict_all and h < n_relevant[k]:
+            tp[out] = n_relevant[k]
+            cut[out] = num_docs
+        elif h == 0:  # nothing reachable: one "predict the top document (or nothing)" candidate, p = r = 0
+            tp[out] = 0
+            cut[out] = 1 if list_length[k] > 0 else 0
+    return cand_ptr, tp, cut
+
+
+@numba.njit(cache=True)
+def _drop_dominated(cand_ptr, tp, cut):
+    """Keep candidate j iff its precision beats every later candidate of its label (recall grows with j)."""
+    n = len(cand_ptr) - 1
+    keep = np.zeros(len(tp), dtype=np.bool_)
+    new_ptr = np.zeros(n + 1, dtype=np.int64)
+    for k in range(n):
+        best_tp, best_cut = -1, 1  # precision of the best later candidate, as a fraction (-1 = none yet)
+        kept = 0
+        for i in range(cand_ptr[k + 1] - 1, cand_ptr[k] - 1, -1):
+            # p_i > best  <=>  tp_i * best_cut > best_tp * cut_i   (exact in integers; cut 0 means p = 0)
+            if best_tp < 0 or tp[i] * best_cut > best_tp * cut[i]:
+                keep[i] = True
+                kept += 1
+                if cut[i] > 0:
+                    best_tp, best_cut = tp[i], cut[i]
+                else:
+                    best_tp, best_cut = 0, 1
+        new_ptr[k + 1] = new_ptr[k] + kept
+    return new_ptr, tp[keep], cut[keep]

@@ -1,0 +1,98 @@
+"""Fetching raw data files from their public origin into the data directory, verified by sha256.
+
+A file is written under a temporary name in the destination directory and renamed into place only after
+its checksum matched, so a failed or corrupted download never leaves a partial file behind. Downloads can
+be switched off with ``XMLTHRESH_OFFLINE=1``; then a missing file is an error saying where to put it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sys
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..paths import data_dir
+
+log = logging.getLogger(__name__)
+
+_CHUNK = 1 << 20
+
+
+class DataUnavailableError(RuntimeError):
+    """A raw data file is missing and could not be downloaded (the message says where to put it)."""
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A raw data file: its path relative to the data directory, public URL and expected sha256."""
+
+    relpath: str
+    url: str
+    sha256: str
+
+    @property
+    def local_path(self) -> Path:
+        return data_dir() / self.relpath
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def ensure_file(remote: RemoteFile, timeout: float = 60.0) -> Path:
+    """Local path of ``remote``, downloading (and verifying) it first when it is missing."""
+    target = remote.local_path
+    if target.is_file():
+        return target
+    manual = (
+        f"Download {remote.url} (sha256 {remote.sha256}) and save it as {target}, or point the "
+        f"XMLTHRESH_DATA environment variable at a directory that holds {remote.relpath}."
+    )
+    if os.environ.get("XMLTHRESH_OFFLINE", "") not in ("", "0"):
+        raise DataUnavailableError(f"{target} is missing and downloads are off (XMLTHRESH_OFFLINE). {manual}")
+    try:
+        download(remote.url, target, remote.sha256, timeout=timeout)
+    except (OSError, ValueError) as exc:
+        raise DataUnavailableError(f"{target} is missing and the download failed: {exc}. {manual}") from exc
+    return target
+
+
+def download(url: str, target: Path, sha256: str, timeout: float = 60.0) -> None:
+    """Download ``url`` to ``target`` atomically; raise ValueError on a checksum mismatch."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    log.info("downloading %s -> %s", url, target)
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        digest = hashlib.sha256()
+        with os.fdopen(handle, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
+            total = int(response.headers.get("Content-Length") or 0)
+            done = 0
+            for block in iter(lambda: response.read(_CHUNK), b""):
+                out.write(block)
+                digest.update(block)
+                done += len(block)
+                _progress(target.name, done, total)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+        if digest.hexdigest() != sha256:
+            raise ValueError(f"sha256 mismatch for {url}: got {digest.hexdigest()}, expected {sha256}")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _progress(name: str, done: int, total: int) -> None:
+    if not sys.stderr.isatty():
+        return
+    share = f" {100 * done / total:5.1f}%" if total else ""
+    print(f"\r  {name}: {done / 1e6:8.1f} MB{share}", end="", file=sys.stderr, flush=True)

@@ -1,0 +1,94 @@
+"""Quality measures of a threshold vector: F-macro, macro-F, micro-F, mean precision and mean recall.
+
+All functions take per-label counts (true positives ``tp``, predicted documents ``cut``, relevant
+documents ``n_relevant`` = s_k) so that the same code scores ranked lists and score matrices.
+Conventions (theory.md section 1): precision of an empty prediction (cut = 0) is 0; F_beta(0, 0) = 0;
+labels with s_k = 0 are excluded from every average (callers drop them, ``evaluate`` checks it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .data.ranked_lists import RankedLists
+
+
+def safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den with 0 where den == 0 (precision of an empty prediction is 0 by convention)."""
+    out = np.zeros(np.shape(num), dtype=np.float64)
+    np.divide(num, den, out=out, where=np.asarray(den) > 0)
+    return out
+
+
+def f_beta(precision, recall, beta: float = 1.0):
+    """F_beta = (1 + b^2) p r / (b^2 p + r), elementwise, with F = 0 where p = r = 0."""
+    precision = np.asarray(precision, dtype=np.float64)
+    recall = np.asarray(recall, dtype=np.float64)
+    b2 = beta * beta
+    den = b2 * precision + recall
+    num = (1.0 + b2) * precision * recall
+    out = np.zeros(np.broadcast(precision, recall).shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den > 0)
+    return out if out.ndim else float(out)
+
+
+def per_label_precision_recall(tp: np.ndarray, cut: np.ndarray, n_relevant: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p_k = tp_k / cut_k (0 for an empty prediction) and r_k = tp_k / s_k."""
+    tp = np.asarray(tp, dtype=np.int64)
+    return safe_ratio(tp, np.asarray(cut, dtype=np.int64)), tp / np.asarray(n_relevant, dtype=np.float64)
+
+
+def evaluate(tp: np.ndarray, cut: np.ndarray, n_relevant: np.ndarray, beta: float = 1.0) -> dict[str, float]:
+    """All metrics of one threshold vector given per-label counts.
+
+    Returns ``f_macro`` = F_beta(P, R), ``macro_f`` = mean_k F_beta(p_k, r_k), ``micro_f`` =
+    F_beta(sum tp / sum cut, sum tp / sum s), ``precision`` = P and ``recall`` = R.
+    """
+    n_relevant = np.asarray(n_relevant)
+    if np.any(n_relevant <= 0):
+        raise ValueError("metrics are defined over labels with at least one relevant document; drop the others")
+    tp = np.asarray(tp, dtype=np.int64)
+    cut = np.asarray(cut, dtype=np.int64)
+    p, r = per_label_precision_recall(tp, cut, n_relevant)
+    mean_p, mean_r = float(np.mean(p)), float(np.mean(r))
+    total_cut = int(cut.sum())
+    micro_p = tp.sum() / total_cut if total_cut else 0.0
+    micro_r = tp.sum() / n_relevant.sum()
+    return {
+        "f_macro": f_beta(mean_p, mean_r, beta),
+        "macro_f": float(np.mean(f_beta(p, r, beta))),
+        "micro_f": f_beta(micro_p, micro_r, beta),
+        "precision": mean_p,
+        "recall": mean_r,
+    }
+
+
+def true_positives_at_cuts(lists: RankedLists, cut: np.ndarray) -> np.ndarray:
+    """tp_k: relevant documents among the top ``cut[k]`` of label k's list.
+
+    ``cut[k] == num_docs`` means "predict all" (tp = s_k, valid for truncated lists too); otherwise the cut
+    must lie within the known list (0 <= cut <= L_k): beyond a truncated list the relevance is unknown.
+    """
+    cut = np.asarray(cut, dtype=np.int64)
+    if cut.shape != (lists.n_labels,):
+        raise ValueError(f"need one cut per label ({lists.n_labels}), got shape {cut.shape}")
+    predict_all = cut == lists.num_docs
+    unknown = ~predict_all & ((cut < 0) | (cut > lists.list_length))
+    if np.any(unknown):
+        k = int(np.flatnonzero(unknown)[0])
+        raise ValueError(
+            f"cut {cut[k]} of label {lists.label_ids[k]!r} lies outside its known list of "
+            f"{lists.list_length[k]} documents (and is not 'predict all' = {lists.num_docs})"
+        )
+    # Count ranks <= cut per label in one searchsorted over label-offset keys (ranks are sorted per label).
+    stride = lists.num_docs + 1
+    counts = np.diff(lists.label_ptr)
+    keys = np.repeat(np.arange(lists.n_labels, dtype=np.int64) * stride, counts) + lists.relevant_rank
+    upto = np.searchsorted(keys, np.arange(lists.n_labels, dtype=np.int64) * stride + cut, side="right")
+    tp = upto - lists.label_ptr[:-1]
+    return np.where(predict_all, lists.n_relevant, tp)
+
+
+def evaluate_cuts(lists: RankedLists, cut: np.ndarray, beta: float = 1.0) -> dict[str, float]:
+    """Metrics of the cut vector ``cut`` on ranked lists (all labels must have s_k > 0)."""
+    return evaluate(true_positives_at_cuts(lists, cut), cut, lists.n_relevant, beta)

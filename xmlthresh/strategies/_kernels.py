@@ -1,0 +1,250 @@
+"""Numba kernels shared by the strategies: per-label hull chains, the exact Minkowski sweep, F evaluation.
+
+Conventions: a label's candidates are sorted by increasing tp (so increasing recall); points are (p, r).
+All kernels are pure functions over flat arrays (see ``xmlthresh.data.candidates`` for the layout).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, inline="always")
+def f_beta_scalar(precision, recall, b2):
+    """F_beta for scalars with b2 = beta^2; 0 when both are 0."""
+    den = b2 * precision + recall
+    if den <= 0.0:
+        return 0.0
+    return (1.0 + b2) * precision * recall / den
+
+
+@numba.njit(cache=True)
+def upper_right_chains(cand_ptr, precision, recall):
+    """Vertices of every label's upper-right convex hull chain, from its max-precision vertex to its
+    max-recall vertex (candidate indices, CSR by label).
+
+    The chain starts at the candidate of highest precision (the last one among ties, i.e. the one with the
+    highest recall) and continues with the upper hull of the later candidates (recall strictly increasing);
+    collinear middle points are dropped, so every chain edge has dp < 0 < dr and slopes strictly decrease.
+    """
+    n = len(cand_ptr) - 1
+    chain_ptr = np.zeros(n + 1, dtype=np.int64)
+    chain = np.empty(len(precision), dtype=np.int64)
+    out = 0
+    for k in range(n):
+        lo, hi = cand_ptr[k], cand_ptr[k + 1]
+        start = lo
+        for i in range(lo, hi):
+            if precision[i] >= precision[start]:
+                start = i
+        base = out
+        chain[out] = start
+        out += 1
+        for i in range(start + 1, hi):
+            # pop while the last two chain points and i do not make a strict clockwise (right) turn in (r, p)
+            while out - base >= 2:
+                o = chain[out - 2]
+                a = chain[out - 1]
+                cross = (recall[a] - recall[o]) * (precision[i] - precision[o]) - (precision[a] - precision[o]) * (
+                    recall[i] - recall[o]
+                )
+                if cross >= 0.0:
+                    out -= 1
+                else:
+                    break
+            chain[out] = i
+            out += 1
+        chain_ptr[k + 1] = out
+    return chain_ptr, chain[:out].copy()
+
+
+@numba.njit(cache=True)
+def chain_edges(chain_ptr, chain, tp, cut, n_relevant):
+    """Every chain edge as (label, dp, dr, key), key = -dp/dr = the tangent of the normal direction at which
+    the edge becomes the better move; computed from integer counts so equal edges get identical keys."""
+    n = len(chain_ptr) - 1
+    n_edges = len(chain) - n
+    label = np.empty(n_edges, dtype=np.int64)
+    dp = np.empty(n_edges, dtype=np.float64)
+    dr = np.empty(n_edges, dtype=np.float64)
+    key = np.empty(n_edges, dtype=np.float64)
+    e = 0
+    for k in range(n):
+        s = n_relevant[k]
+        for j in range(chain_ptr[k], chain_ptr[k + 1] - 1):
+            a = chain[j]
+            b = chain[j + 1]
+            tp1, tau1, tp2, tau2 = tp[a], cut[a], tp[b], cut[b]
+            label[e] = k
+            p1 = tp1 / tau1 if tau1 > 0 else 0.0
+            p2 = tp2 / tau2 if tau2 > 0 else 0.0
+            dp[e] = p2 - p1
+            dr[e] = (tp2 - tp1) / s
+            # -dp/dr = (tp1 tau2 - tp2 tau1) s / (tau1 tau2 (tp2 - tp1)); integer numerator is exact
+            if tau1 > 0:
+                num = float(tp1 * tau2 - tp2 * tau1) * s
+                den = float(tau1) * float(tau2) * float(tp2 - tp1)
+                key[e] = num / den
+            else:  # from "predict nothing" (p = 0): cannot happen on a chain (start has max precision)
+                key[e] = -dp[e] / dr[e]
+            e += 1
+    return label, dp, dr, key
+
+
+@numba.njit(cache=True)
+def segment_max_f(p0, r0, dp, dr, b2):
+    """Max of F_beta on the segment (p0, r0) + t (dp, dr), t in [0, 1]; returns (F, t).
+
+    F is concave along any line of the positive quadrant, so its maximum is at an end point or at a
+    root of the derivative's numerator, a quadratic in t; every candidate is a point of the segment, so
+    evaluating extra roots can never overestimate.
+    """
+    best = f_beta_scalar(p0, r0, b2)
+    best_t = 0.0
+    f1 = f_beta_scalar(p0 + dp, r0 + dr, b2)
+    if f1 > best:
+        best, best_t = f1, 1.0
+    a0 = p0 * r0
+    a1 = p0 * dr + r0 * dp
+    a2 = dp * dr
+    d0 = b2 * p0 + r0
+    d1 = b2 * dp + dr
+    qa = a2 * d1
+    qb = 2.0 * a2 * d0
+    qc = a1 * d0 - a0 * d1
+    roots = np.empty(2)
+    n_roots = 0
+    if qa == 0.0:
+        if qb != 0.0:
+            roots[0] = -qc / qb
+            n_roots = 1
+    else:
+        disc = qb * qb - 4.0 * qa * qc
+        if disc >= 0.0:
+            sq = np.sqrt(disc)
+            q = -0.5 * (qb + sq) if qb >= 0.0 else -0.5 * (qb - sq)
+            if q != 0.0:
+                roots[0] = q / qa
+                roots[1] = qc / q
+                n_roots = 2
+            else:
+                roots[0] = 0.0
+                n_roots = 1
+    for i in range(n_roots):
+        t = roots[i]
+        if 0.0 < t < 1.0:
+            f = f_beta_scalar(p0 + t * dp, r0 + t * dr, b2)
+            if f > best:
+                best, best_t = f, t
+    return best, best_t
+
+
+@numba.njit(cache=True)
+def minkowski_sweep(order_label, chain_ptr, chain, precision, recall, b2):
+    """Walk the boundary of the Minkowski average of the label chains: starting with every label at its
+    max-precision vertex, move label ``order_label[i]`` to its next chain vertex for i = 0, 1, ...
+    (the edges sorted by angle), evaluating F after every single switch, and maximise F over every
+    segment of the traced boundary.
+
+    A label always moves to *its* next vertex, so every visited state is an achievable threshold vector
+    even if rounding ever mis-ordered two edges of one label.
+    Returns (best_step, best_f, upper_f, upper_segment, upper_t): the number of switches made at the best
+    visited state and its F (running sums, compensated), the max of F over the traced boundary, and where
+    it is attained (segment i joins state i and state i + 1; t in [0, 1]).
+    """
+    n = len(chain_ptr) - 1
+    inv_n = 1.0 / n
+    position = chain_ptr[:-1].copy()  # current chain slot of every label
+    p = 0.0
+    r = 0.0
+    for k in range(n):
+        p += precision[chain[position[k]]]
+        r += recall[chain[position[k]]]
+    p *= inv_n
+    r *= inv_n
+    p_err, r_err = 0.0, 0.0  # Neumaier compensation terms
+    best_f = f_beta_scalar(p, r, b2)
+    best_step = 0
+    upper_f = best_f
+    upper_segment = 0
+    upper_t = 0.0
+    for i in range(len(order_label)):
+        k = order_label[i]
+        a = chain[position[k]]
+        b = chain[position[k] + 1]
+        position[k] += 1
+        dp = (precision[b] - precision[a]) * inv_n
+        dr = (recall[b] - recall[a]) * inv_n
+        seg_f, seg_t = segment_max_f(p + p_err, r + r_err, dp, dr, b2)
+        if seg_f > upper_f:
+            upper_f, upper_segment, upper_t = seg_f, i, seg_t
+        t = p + dp
+        if abs(p) >= abs(dp):
+            p_err += (p - t) + dp
+        else:
+            p_err += (dp - t) + p
+        p = t
+        t = r + dr
+        if abs(r) >= abs(dr):
+            r_err += (r - t) + dr
+        else:
+            r_err += (dr - t) + r
+        r = t
+        f = f_beta_scalar(p + p_err, r + r_err, b2)
+        if f > best_f:
+            best_f, best_step = f, i + 1
+    return best_step, best_f, upper_f, upper_segment, upper_t
+
+
+@numba.njit(cache=True)
+def coordinate_ascent(cand_ptr, precision, recall, current, b2, max_passes, tol):
+    """Cyclic coordinate ascent on F-macro: each label in turn moves to its best candidate with the others
+    fixed, until a full pass changes nothing (an improvement must exceed ``tol``) or ``max_passes``.
+
+    ``current`` (candidate index per label) is updated in place. Returns (passes made, converged).
+    """
+    n = len(cand_ptr) - 1
+    inv_n = 1.0 / n
+    sum_p = 0.0
+    sum_r = 0.0
+    for k in range(n):
+        sum_p += precision[current[k]]
+        sum_r += recall[current[k]]
+    passes = 0
+    while passes < max_passes:
+        passes += 1
+        changed = False
+        for k in range(n):
+            c = current[k]
+            rest_p = sum_p - precision[c]
+            rest_r = sum_r - recall[c]
+            best_f = f_beta_scalar((rest_p + precision[c]) * inv_n, (rest_r + recall[c]) * inv_n, b2)
+            best = c
+            for i in range(cand_ptr[k], cand_ptr[k + 1]):
+                f = f_beta_scalar((rest_p + precision[i]) * inv_n, (rest_r + recall[i]) * inv_n, b2)
+                if f > best_f + tol:
+                    best_f, best = f, i
+            if best != c:
+                current[k] = best
+                changed = True
+                sum_p = rest_p + precision[best]
+                sum_r = rest_r + recall[best]
+        if not changed:
+            return passes, True
+    return passes, False
+
+
+@numba.njit(cache=True)
+def independent_argmax(cand_ptr, precision, recall, b2):
+    """Per label the first candidate maximising its own F_beta(p_k, r_k) (T_b: the macro-F optimum)."""
+    n = len(cand_ptr) - 1
+    best = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        best_f = -1.0
+        for i in range(cand_ptr[k], cand_ptr[k + 1]):
+            f = f_beta_scalar(precision[i], recall[i], b2)
+            if f > best_f:
+                best_f = f
+                best[k] = i
+    return best

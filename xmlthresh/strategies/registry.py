@@ -1,0 +1,5 @@
+"""The registry of threshold strategies (name -> estimator class)."""
+
+from ..registry import Registry
+
+STRATEGIES: Registry = Registry("strategy")
