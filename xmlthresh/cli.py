@@ -1,0 +1,56 @@
+"""Hydra entry point: ``python -m xmlthresh strategy=domain dataset=espgame beta=2``.
+
+The primary config ships inside the package (``xmlthresh/conf/config.yaml``); the option groups live in
+the project's top-level ``conf/`` and are joined through ``hydra.searchpath``. Errors the user can fix
+(bad data, unknown names, bad parameters, missing files) are shown as one readable line, exit code 1.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from .data.download import DataUnavailableError
+from .data.ranked_list_file import RankedListFormatError
+from .data.ranked_lists import RankedListsError
+from .paths import project_root, runs_dir
+from .registry import UnknownNameError
+
+#: errors caused by the input or the configuration: reported without a traceback
+USER_ERRORS = (RankedListFormatError, RankedListsError, DataUnavailableError, UnknownNameError, ValueError)
+
+
+def register_resolvers() -> None:
+    """Resolvers used by the primary config (idempotent; also needed in sweep worker processes)."""
+    OmegaConf.register_new_resolver("xmlthresh_runs_dir", lambda: str(runs_dir()), replace=True)
+    OmegaConf.register_new_resolver("xmlthresh_project_root", lambda: str(project_root()), replace=True)
+
+
+register_resolvers()
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="config")
+def _hydra_main(cfg: DictConfig) -> float | None:
+    from .job import run_job, summary  # heavy imports after Hydra parsed the command line
+
+    register_resolvers()
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    container = OmegaConf.to_container(cfg, resolve=True)
+    try:
+        result = run_job(container, run_dir, resolved_yaml=OmegaConf.to_yaml(cfg, resolve=True))
+    except USER_ERRORS as exc:
+        print(f"xmlthresh: error: {exc}", file=sys.stderr)
+        if HydraConfig.get().mode.name == "RUN":
+            sys.exit(1)
+        raise
+    print(summary(result))
+    return float(result["f_macro"])
+
+
+def main() -> None:
+    """Console entry point (``xmlthresh ...`` and ``python -m xmlthresh ...``)."""
+    _hydra_main()

@@ -1,0 +1,7 @@
+"""Dataset plugins: one module per source, registered by name in ``DATASETS``."""
+
+from . import ranked_list_files, synthetic  # noqa: F401  (registration side effect)
+from .base import Dataset
+from .registry import DATASETS
+
+__all__ = ["DATASETS", "Dataset"]

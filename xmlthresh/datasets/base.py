@@ -1,0 +1,31 @@
+"""The contract of a dataset plugin: constructor parameters come from ``conf/dataset/<option>.yaml``,
+``load()`` returns the evaluation data as :class:`RankedLists`."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from ..data.ranked_lists import RankedLists
+
+
+class Dataset(ABC):
+    """A source of ranked lists. ``name`` is the data set's display name (logged as ``dataset``)."""
+
+    registry_name: ClassVar[str] = ""
+
+    def __init__(self, name: str = "", include_predict_all: bool = True, first_n_labels: int | None = None):
+        self.name = name or self.registry_name
+        self.include_predict_all = include_predict_all
+        self.first_n_labels = first_n_labels
+
+    @abstractmethod
+    def _load(self) -> RankedLists:
+        """Read or generate the full data."""
+
+    def load(self) -> RankedLists:
+        """The ranked lists, restricted to the first ``first_n_labels`` labels when that is set."""
+        lists = self._load()
+        if self.first_n_labels is not None:
+            lists = lists.first_labels(int(self.first_n_labels))
+        return lists

@@ -1,0 +1,67 @@
+"""``ranked_lists``: any file in the published ranked-list format (``espgame`` and ``example`` are presets).
+
+``path`` is absolute or relative to the data directory ($XMLTHRESH_DATA). Files of the reference work are
+known by their relative path: when missing they are downloaded from their public origin and verified.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..data.download import DataUnavailableError, RemoteFile, ensure_file
+from ..data.ranked_list_file import read_ranked_lists
+from ..data.ranked_lists import RankedLists
+from ..paths import data_dir
+from .base import Dataset
+from .registry import DATASETS
+
+_BERGER = "https://raw.githubusercontent.com/melaanya/f_macro_optimization/cf821f7e6459f48a449066c79a6d4c4cdcd49004/data"
+
+#: raw files of the reference work (Berger & Guda, Pattern Recognition 2020), by relative path
+KNOWN_FILES: dict[str, RemoteFile] = {
+    remote.relpath: remote
+    for remote in (
+        RemoteFile("berger/ESPGameNN.txt", f"{_BERGER}/ESPGameNN.txt",
+                   "01728542919ea9cbb9953183ab2bddd05ff13d03655378acdd7100f5d5f62598"),
+        RemoteFile("berger/Example.txt", f"{_BERGER}/Example.txt",
+                   "ef8b219f928ad7ba6a0d8bd011c05fe1537f437c3e249930b017cc031435ba28"),
+        RemoteFile("berger/WikiXML_no_empty.zip", f"{_BERGER}/WikiXML_no_empty.zip",
+                   "caeddfc8b303c69d4d9cb0947c0997872d0293cc8881399ecb86228d16465be1"),
+    )
+}
+
+
+def resolve_data_file(path: str) -> Path:
+    """Local path of a data file: absolute paths as given; relative ones under the data directory,
+    downloaded first when they are a known file of a public origin."""
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute():
+        if not candidate.is_file():
+            raise DataUnavailableError(f"{candidate} does not exist")
+        return candidate
+    remote = KNOWN_FILES.get(candidate.as_posix())
+    if remote is not None:
+        return ensure_file(remote)
+    local = data_dir() / candidate
+    if not local.is_file():
+        raise DataUnavailableError(
+            f"{local} does not exist (relative paths are looked up under the data directory "
+            f"{data_dir()}, set by XMLTHRESH_DATA)"
+        )
+    return local
+
+
+@DATASETS.register("ranked_lists")
+class RankedListFile(Dataset):
+    """Ranked lists read from ``path``; ``num_docs`` is m (required for truncated lists)."""
+
+    def __init__(self, path: str, num_docs: int | None = None, name: str = "", include_predict_all: bool = True,
+                 first_n_labels: int | None = None):
+        super().__init__(name=name or Path(path).stem, include_predict_all=include_predict_all,
+                         first_n_labels=first_n_labels)
+        self.path = path
+        self.num_docs = num_docs
+
+    def _load(self) -> RankedLists:
+        return read_ranked_lists(resolve_data_file(self.path), num_docs=self.num_docs,
+                                 include_predict_all=self.include_predict_all, name=self.name)

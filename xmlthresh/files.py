@@ -1,0 +1,25 @@
+"""Atomic file writes: write to a temporary file in the same directory, then rename into place, so a
+crash or an error never leaves a half-written result behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def write_json_atomic(path: Path, payload: Mapping[str, Any]) -> None:
+    write_text_atomic(path, json.dumps(payload, indent=2) + "\n")

@@ -1,0 +1,162 @@
+"""MLflow tracking: the only module that imports mlflow.
+
+Runs go to a sqlite store (default ``<project>/runs/mlflow.db``; MLflow 3 refuses the plain file store)
+with artifacts under ``<project>/runs/mlartifacts``. The experiment is created with an explicit artifact
+location so every process (also parallel sweep workers) writes to the same place.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import subprocess
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from . import __version__
+from .paths import project_root, runs_dir
+
+log = logging.getLogger(__name__)
+
+_MAX_PARAM_LENGTH = 6000  # MLflow's limit for a param value
+
+
+def default_tracking_uri() -> str:
+    return f"sqlite:///{runs_dir() / 'mlflow.db'}"
+
+
+def artifact_root_for(uri: str) -> str | None:
+    """Artifact location for experiments created in the store ``uri`` (beside a sqlite file)."""
+    if uri.startswith("sqlite:///"):
+        db_path = Path(uri[len("sqlite:///"):])
+        return (db_path.parent / "mlartifacts").resolve().as_uri()
+    return None  # a tracking server decides itself
+
+
+def git_commit() -> str:
+    """Commit of the project checkout (with ``-dirty`` for uncommitted changes), or ``unknown``."""
+    root = project_root()
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return commit + ("-dirty" if dirty else "")
+
+
+def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"strategy": {"name": "domain"}} -> {"strategy.name": "domain"}."""
+    flat: dict[str, Any] = {}
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, prefix=f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def numeric_metrics(result: Mapping[str, Any], exclude: tuple[str, ...] = ()) -> dict[str, float]:
+    """The finite numbers of a result (booleans as 0/1) except ``exclude``, ready for ``log_metrics``."""
+    metrics = {}
+    for key, value in result.items():
+        if key in exclude:
+            continue
+        if isinstance(value, bool):
+            metrics[key] = float(value)
+        elif isinstance(value, (int, float)) and math.isfinite(value):
+            metrics[key] = float(value)
+    return metrics
+
+
+class Tracker:
+    """Logs one run; use :func:`tracked_run` to get one. A disabled tracker does nothing."""
+
+    def __init__(self, mlflow_module: Any | None) -> None:
+        self._mlflow = mlflow_module
+
+    @property
+    def run_id(self) -> str | None:
+        if self._mlflow is None:
+            return None
+        active = self._mlflow.active_run()
+        return active.info.run_id if active else None
+
+    def log_params(self, params: Mapping[str, Any]) -> None:
+        if self._mlflow is not None:
+            clean = {k: ("null" if v is None else str(v)[:_MAX_PARAM_LENGTH]) for k, v in params.items()}
+            self._mlflow.log_params(clean)
+
+    def log_metrics(self, metrics: Mapping[str, float]) -> None:
+        if self._mlflow is not None and metrics:
+            self._mlflow.log_metrics(dict(metrics))
+
+    def set_tags(self, tags: Mapping[str, Any]) -> None:
+        if self._mlflow is not None:
+            self._mlflow.set_tags({k: str(v) for k, v in tags.items()})
+
+    def log_artifact(self, path: Path) -> None:
+        if self._mlflow is not None:
+            self._mlflow.log_artifact(str(path))
+
+    def log_text(self, text: str, name: str) -> None:
+        if self._mlflow is not None:
+            self._mlflow.log_text(text, name)
+
+
+def ensure_experiment(uri: str, name: str) -> str:
+    """Create the store and the experiment if needed (call in the launching process); returns its id."""
+    import mlflow
+
+    if uri.startswith("sqlite:///"):
+        Path(uri[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+    mlflow.set_tracking_uri(uri)
+    experiment = mlflow.get_experiment_by_name(name)
+    if experiment is not None:
+        return experiment.experiment_id
+    return mlflow.create_experiment(name, artifact_location=artifact_root_for(uri))
+
+
+@contextmanager
+def tracked_run(
+    enabled: bool,
+    uri: str | None,
+    experiment: str,
+    run_name: str | None = None,
+) -> Iterator[Tracker]:
+    """An MLflow run for the duration of the block; an exception marks it FAILED (and is re-raised)."""
+    if not enabled:
+        yield Tracker(None)
+        return
+    import mlflow
+
+    _quiet_mlflow_logging()
+
+    uri = uri or default_tracking_uri()
+    experiment_id = ensure_experiment(uri, experiment)
+    run = mlflow.start_run(experiment_id=experiment_id, run_name=run_name)
+    tracker = Tracker(mlflow)
+    tracker.set_tags({"git_commit": git_commit(), "xmlthresh_version": __version__})
+    try:
+        yield tracker
+    except BaseException as exc:
+        try:
+            tracker.set_tags({"error": f"{type(exc).__name__}: {exc}"[:5000]})
+        finally:
+            mlflow.end_run(status="FAILED")
+        raise
+    else:
+        mlflow.end_run(status="FINISHED")
+    finally:
+        log.debug("mlflow run %s ended", run.info.run_id)
+
+
+def _quiet_mlflow_logging() -> None:
+    """MLflow and alembic log every sqlite migration at INFO on first use: keep the console readable."""
+    for name in ("mlflow", "alembic", "alembic.runtime.migration"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
