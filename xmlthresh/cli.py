@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from .data.download import DataUnavailableError
 from .data.ranked_list_file import RankedListFormatError
 from .data.ranked_lists import RankedListsError
-from .paths import project_root, runs_dir
+from .paths import config_search_dirs, runs_dir
 from .registry import UnknownNameError
 
 #: errors caused by the input or the configuration: reported without a traceback
@@ -27,7 +27,9 @@ USER_ERRORS = (RankedListFormatError, RankedListsError, DataUnavailableError, Un
 def register_resolvers() -> None:
     """Resolvers used by the primary config (idempotent; also needed in sweep worker processes)."""
     OmegaConf.register_new_resolver("xmlthresh_runs_dir", lambda: str(runs_dir()), replace=True)
-    OmegaConf.register_new_resolver("xmlthresh_project_root", lambda: str(project_root()), replace=True)
+    OmegaConf.register_new_resolver(
+        "xmlthresh_searchpath", lambda: [d.as_uri() for d in config_search_dirs()], replace=True
+    )
 
 
 register_resolvers()

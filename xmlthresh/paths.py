@@ -44,6 +44,24 @@ def project_root() -> Path:
     return Path.cwd().resolve()
 
 
+def source_checkout() -> Path | None:
+    """The source checkout this package was imported from (editable install), if any."""
+    checkout = _PACKAGE_DIR.parent
+    return checkout if (checkout / "pyproject.toml").is_file() else None
+
+
+def config_search_dirs() -> list[Path]:
+    """Directories of option groups joined to Hydra's search path, in priority order: the project's
+    top-level ``conf/`` (from the source checkout, else the project root) and each ``plugins/*/conf``."""
+    roots = [root for root in (source_checkout(), project_root()) if root is not None]
+    dirs: list[Path] = []
+    for root in dict.fromkeys(roots):
+        for candidate in [root / "conf", *sorted((root / "plugins").glob("*/conf"))]:
+            if candidate.is_dir() and candidate not in dirs:
+                dirs.append(candidate)
+    return dirs
+
+
 def runs_dir() -> Path:
     """Where Hydra run directories and the MLflow store go."""
     return project_root() / "runs"

@@ -1,0 +1,38 @@
+"""Shared fixtures: the real-data directory (skip with a reason when absent) and an isolated project."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+def real_data_dir() -> Path | None:
+    """$XMLTHRESH_DATA when it holds the reference files, else None."""
+    env = os.environ.get("XMLTHRESH_DATA")
+    if env and (Path(env) / "berger" / "ESPGameNN.txt").is_file():
+        return Path(env)
+    return None
+
+
+@pytest.fixture
+def real_data() -> Path:
+    path = real_data_dir()
+    if path is None:
+        pytest.skip(
+            "real data not available: set XMLTHRESH_DATA to a directory holding berger/ESPGameNN.txt "
+            f"(for example {SHARED})"
+        )
+    return path
+
+
+@pytest.fixture
+def isolated_home(tmp_path, monkeypatch) -> Path:
+    """Runs and the MLflow store go to a temporary project root; derived caches to a temporary dir."""
+    monkeypatch.setenv("XMLTHRESH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XMLTHRESH_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "home").mkdir()
+    return tmp_path / "home"

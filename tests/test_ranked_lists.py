@@ -1,0 +1,56 @@
+"""The ranked-list model: validation, label selection, the s_k = 0 convention."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xmlthresh.data.ranked_lists import RankedLists, RankedListsError
+
+
+def small() -> RankedLists:
+    return RankedLists.from_relevance_lists([[1, 0, 1], [0, 0, 0], [0, 1]], [2, 0, 3], num_docs=5,
+                                            label_ids=np.array(["a", "b", "c"]))
+
+
+def test_select_labels_gathers_csr_rows():
+    lists = small().select_labels(np.array([2, 0]))
+    np.testing.assert_array_equal(lists.label_ids, ["c", "a"])
+    np.testing.assert_array_equal(lists.relevant_rank, [2, 1, 3])
+    np.testing.assert_array_equal(lists.label_ptr, [0, 1, 3])
+    np.testing.assert_array_equal(lists.list_length, [2, 3])
+
+
+def test_with_relevant_only_drops_and_counts():
+    kept, dropped = small().with_relevant_only()
+    assert dropped == 1
+    np.testing.assert_array_equal(kept.label_ids, ["a", "c"])
+
+
+def test_first_labels():
+    assert small().first_labels(2).n_labels == 2
+    with pytest.raises(RankedListsError):
+        small().first_labels(0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(relevant_rank=[1], label_ptr=[0, 1], list_length=[3], n_relevant=[0], num_docs=3),
+         "size smaller than the number of relevant documents"),
+        (dict(relevant_rank=[4], label_ptr=[0, 1], list_length=[3], n_relevant=[1], num_docs=5),
+         "relevant rank beyond the list length"),
+        (dict(relevant_rank=[2, 2], label_ptr=[0, 2], list_length=[3], n_relevant=[2], num_docs=5),
+         "not strictly increasing"),
+        (dict(relevant_rank=[1], label_ptr=[0, 1], list_length=[6], n_relevant=[1], num_docs=5),
+         "list longer than num_docs"),
+        (dict(relevant_rank=[0], label_ptr=[0, 1], list_length=[3], n_relevant=[1], num_docs=5),
+         "relevant rank < 1"),
+        (dict(relevant_rank=[1], label_ptr=[0, 1], list_length=[3, 3], n_relevant=[1], num_docs=5),
+         "shape mismatch"),
+        (dict(relevant_rank=[], label_ptr=[0], list_length=[], n_relevant=[], num_docs=5), "no labels"),
+    ],
+)
+def test_inconsistent_data_is_rejected(kwargs, message):
+    with pytest.raises(RankedListsError, match=message):
+        RankedLists(**kwargs)

@@ -1,0 +1,54 @@
+"""The reference numbers of theory.md section 4 on the published ranked lists (needs $XMLTHRESH_DATA)."""
+
+from __future__ import annotations
+
+import pytest
+
+from xmlthresh.datasets import DATASETS
+from xmlthresh.strategies import STRATEGIES
+
+
+@pytest.fixture
+def espgame(real_data):
+    return DATASETS.get("ranked_lists")(path="berger/ESPGameNN.txt", num_docs=2080, name="espgame").load()
+
+
+@pytest.fixture
+def example(real_data):
+    return DATASETS.get("ranked_lists")(path="berger/Example.txt", num_docs=7, name="example").load()
+
+
+def test_espgame_domain_optimum_is_certified(espgame):
+    model = STRATEGIES.get("domain")().fit(espgame)
+    assert model.f_macro_ == pytest.approx(0.5685122, abs=1e-6)
+    assert model.metrics_["precision"] == pytest.approx(0.570065, abs=1e-6)
+    assert model.metrics_["recall"] == pytest.approx(0.566968, abs=1e-6)
+    assert model.upper_bound_ == pytest.approx(0.5685124, abs=1e-7)
+    assert model.upper_bound_ - model.f_macro_ <= 1e-6
+
+
+def test_espgame_baselines(espgame):
+    independent = STRATEGIES.get("independent")().fit(espgame)
+    assert independent.f_macro_ == pytest.approx(0.452991, abs=1e-6)
+    assert independent.metrics_["macro_f"] == pytest.approx(0.407092, abs=1e-6)
+    coordinate = STRATEGIES.get("coordinate")().fit(espgame)
+    optimum = STRATEGIES.get("domain")().fit(espgame).upper_bound_
+    assert 0.452991 <= coordinate.f_macro_ <= optimum
+    assert coordinate.f_macro_ == pytest.approx(0.568482, abs=1e-6)  # stops below the optimum
+
+
+@pytest.mark.parametrize("beta, optimum", [(0.25, 0.700583), (0.5, 0.617180), (2.0, 0.626090), (4.0, 0.751677)])
+def test_espgame_other_beta(espgame, beta, optimum):
+    model = STRATEGIES.get("domain")(beta=beta).fit(espgame)
+    assert model.f_macro_ == pytest.approx(optimum, abs=1e-6)
+    assert model.lower_bound_ <= model.upper_bound_
+
+
+def test_example_domain_and_no_fixed_point(example):
+    model = STRATEGIES.get("domain")().fit(example)
+    assert model.f_macro_ == pytest.approx(0.7179654, abs=1e-6)
+    assert model.upper_bound_ == pytest.approx(0.7179677, abs=1e-6)
+    assert model.fixed_point_exists_ is False
+    independent = STRATEGIES.get("independent")().fit(example)
+    assert independent.f_macro_ == pytest.approx(0.666667, abs=1e-6)
+    assert independent.metrics_["macro_f"] == pytest.approx(0.666667, abs=1e-6)

@@ -1,0 +1,92 @@
+"""Property tests: every strategy against brute force over all threshold vectors on small random instances."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oracle import brute_force
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.metrics import evaluate_cuts
+from xmlthresh.strategies import STRATEGIES
+
+TOL = 1e-12
+
+
+@st.composite
+def small_instances(draw, max_labels=4, max_docs=8):
+    """Up to 4 labels over up to 8 documents; lists truncated or full; sizes consistent with the lists."""
+    num_docs = draw(st.integers(1, max_docs))
+    n_labels = draw(st.integers(1, max_labels))
+    relevance, sizes = [], []
+    for _ in range(n_labels):
+        length = draw(st.integers(1, num_docs))
+        bits = draw(st.lists(st.integers(0, 1), min_size=length, max_size=length))
+        hidden = draw(st.integers(0, num_docs - length))  # relevant documents below a truncated list
+        relevance.append(bits)
+        sizes.append(sum(bits) + hidden)
+    if not any(sizes):
+        sizes[0] = 1
+        relevance[0][0] = 1
+    predict_all = draw(st.booleans())
+    beta = draw(st.sampled_from([0.5, 1.0, 2.0]))
+    lists = RankedLists.from_relevance_lists(relevance, sizes, num_docs, include_predict_all=predict_all)
+    return lists, beta
+
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(small_instances())
+def test_domain_bounds_bracket_brute_force(instance):
+    lists, beta = instance
+    truth = brute_force(lists, beta)["f_macro"]
+    model = STRATEGIES.get("domain")(beta=beta).fit(lists)
+    assert model.lower_bound_ <= truth + TOL
+    assert truth <= model.upper_bound_ + TOL
+    assert model.f_macro_ == model.lower_bound_
+    kept = lists.n_relevant > 0
+    recomputed = evaluate_cuts(lists.select_labels(kept), model.cuts_[kept], beta)["f_macro"]
+    assert recomputed == pytest.approx(model.f_macro_, abs=TOL)
+    if model.upper_bound_ - model.lower_bound_ <= TOL:
+        assert model.f_macro_ == pytest.approx(truth, abs=TOL)
+
+
+@SETTINGS
+@given(small_instances())
+def test_baselines_never_exceed_brute_force(instance):
+    lists, beta = instance
+    truth = brute_force(lists, beta)
+    independent = STRATEGIES.get("independent")(beta=beta).fit(lists)
+    coordinate = STRATEGIES.get("coordinate")(beta=beta).fit(lists)
+    assert independent.f_macro_ <= truth["f_macro"] + TOL
+    assert coordinate.f_macro_ <= truth["f_macro"] + TOL
+    assert coordinate.f_macro_ >= independent.f_macro_ - TOL  # ascent starts from T_b
+    # T_b is the exact macro-F optimum
+    assert independent.metrics_["macro_f"] == pytest.approx(truth["macro_f"], abs=TOL)
+    for model in (independent, coordinate):
+        kept = lists.n_relevant > 0
+        recomputed = evaluate_cuts(lists.select_labels(kept), model.cuts_[kept], beta)
+        assert recomputed["f_macro"] == pytest.approx(model.f_macro_, abs=TOL)
+
+
+@SETTINGS
+@given(small_instances(), st.randoms(use_true_random=False))
+def test_label_order_does_not_matter(instance, rnd):
+    lists, beta = instance
+    permutation = np.array(rnd.sample(range(lists.n_labels), lists.n_labels))
+    shuffled = lists.select_labels(permutation)
+    for name in ("domain", "independent"):
+        a = STRATEGIES.get(name)(beta=beta).fit(lists)
+        b = STRATEGIES.get(name)(beta=beta).fit(shuffled)
+        assert a.f_macro_ == pytest.approx(b.f_macro_, abs=TOL)
+        assert a.metrics_["macro_f"] == pytest.approx(b.metrics_["macro_f"], abs=TOL)
+        if a.upper_bound_ is not None:
+            assert a.upper_bound_ == pytest.approx(b.upper_bound_, abs=TOL)
+    # independent is per label: the cuts themselves move with their labels
+    a = STRATEGIES.get("independent")(beta=beta).fit(lists)
+    b = STRATEGIES.get("independent")(beta=beta).fit(shuffled)
+    np.testing.assert_array_equal(a.cuts_[permutation], b.cuts_)
