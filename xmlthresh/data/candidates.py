@@ -16,6 +16,7 @@ increasing tp (so increasing recall and cut).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -42,22 +43,30 @@ class Candidates:
     def n_candidates(self) -> int:
         return len(self.tp)
 
-    @property
+    @cached_property
     def label_of(self) -> np.ndarray:
         """Label index of every candidate."""
         return np.repeat(np.arange(self.n_labels), np.diff(self.cand_ptr))
 
-    @property
+    @cached_property
     def precision(self) -> np.ndarray:
         return safe_ratio(self.tp, self.cut)
 
-    @property
+    @cached_property
     def recall(self) -> np.ndarray:
         return self.tp / self.n_relevant[self.label_of]
 
 
 def build_candidates(lists: RankedLists, pareto: bool = True) -> Candidates:
-    """Candidate cuts of every label of ``lists`` (which must have s_k > 0 for every label)."""
+    """Candidate cuts of every label of ``lists`` (which must have s_k > 0 for every label).
+
+    The result is cached on ``lists``: strategies fitted on the same lists share one candidate set (and,
+    through :func:`xmlthresh.data.hulls.hull_chains`, one set of hull chains).
+    """
+    key = f"_candidates_pareto={pareto}"
+    cached = lists.__dict__.get(key)
+    if cached is not None:
+        return cached
     if np.any(lists.n_relevant <= 0):
         raise RankedListsError(
             "candidates need every label to have at least one relevant document; "
@@ -73,7 +82,9 @@ def build_candidates(lists: RankedLists, pareto: bool = True) -> Candidates:
     )
     if pareto:
         ptr, tp, cut = _drop_dominated(ptr, tp, cut)
-    return Candidates(ptr, tp, cut, lists.n_relevant.copy(), lists.num_docs)
+    candidates = Candidates(ptr, tp, cut, lists.n_relevant.copy(), lists.num_docs)
+    object.__setattr__(lists, key, candidates)  # frozen dataclass: cache beside the fields
+    return candidates
 
 
 @numba.njit(cache=True)

@@ -1,4 +1,4 @@
-"""Numba kernels shared by the strategies: per-label hull chains, the exact Minkowski sweep, F evaluation.
+"""Numba kernels shared by the strategies: the exact Minkowski sweep, F evaluation, coordinate moves.
 
 Conventions: a label's candidates are sorted by increasing tp (so increasing recall); points are (p, r).
 All kernels are pure functions over flat arrays (see ``xmlthresh.data.candidates`` for the layout).
@@ -17,79 +17,6 @@ def f_beta_scalar(precision, recall, b2):
     if den <= 0.0:
         return 0.0
     return (1.0 + b2) * precision * recall / den
-
-
-@numba.njit(cache=True)
-def upper_right_chains(cand_ptr, precision, recall):
-    """Vertices of every label's upper-right convex hull chain, from its max-precision vertex to its
-    max-recall vertex (candidate indices, CSR by label).
-
-    The chain starts at the candidate of highest precision (the last one among ties, i.e. the one with the
-    highest recall) and continues with the upper hull of the later candidates (recall strictly increasing);
-    collinear middle points are dropped, so every chain edge has dp < 0 < dr and slopes strictly decrease.
-    """
-    n = len(cand_ptr) - 1
-    chain_ptr = np.zeros(n + 1, dtype=np.int64)
-    chain = np.empty(len(precision), dtype=np.int64)
-    out = 0
-    for k in range(n):
-        lo, hi = cand_ptr[k], cand_ptr[k + 1]
-        start = lo
-        for i in range(lo, hi):
-            if precision[i] >= precision[start]:
-                start = i
-        base = out
-        chain[out] = start
-        out += 1
-        for i in range(start + 1, hi):
-            # pop while the last two chain points and i do not make a strict clockwise (right) turn in (r, p)
-            while out - base >= 2:
-                o = chain[out - 2]
-                a = chain[out - 1]
-                cross = (recall[a] - recall[o]) * (precision[i] - precision[o]) - (precision[a] - precision[o]) * (
-                    recall[i] - recall[o]
-                )
-                if cross >= 0.0:
-                    out -= 1
-                else:
-                    break
-            chain[out] = i
-            out += 1
-        chain_ptr[k + 1] = out
-    return chain_ptr, chain[:out].copy()
-
-
-@numba.njit(cache=True)
-def chain_edges(chain_ptr, chain, tp, cut, n_relevant):
-    """Every chain edge as (label, dp, dr, key), key = -dp/dr = the tangent of the normal direction at which
-    the edge becomes the better move; computed from integer counts so equal edges get identical keys."""
-    n = len(chain_ptr) - 1
-    n_edges = len(chain) - n
-    label = np.empty(n_edges, dtype=np.int64)
-    dp = np.empty(n_edges, dtype=np.float64)
-    dr = np.empty(n_edges, dtype=np.float64)
-    key = np.empty(n_edges, dtype=np.float64)
-    e = 0
-    for k in range(n):
-        s = n_relevant[k]
-        for j in range(chain_ptr[k], chain_ptr[k + 1] - 1):
-            a = chain[j]
-            b = chain[j + 1]
-            tp1, tau1, tp2, tau2 = tp[a], cut[a], tp[b], cut[b]
-            label[e] = k
-            p1 = tp1 / tau1 if tau1 > 0 else 0.0
-            p2 = tp2 / tau2 if tau2 > 0 else 0.0
-            dp[e] = p2 - p1
-            dr[e] = (tp2 - tp1) / s
-            # -dp/dr = (tp1 tau2 - tp2 tau1) s / (tau1 tau2 (tp2 - tp1)); integer numerator is exact
-            if tau1 > 0:
-                num = float(tp1 * tau2 - tp2 * tau1) * s
-                den = float(tau1) * float(tau2) * float(tp2 - tp1)
-                key[e] = num / den
-            else:  # from "predict nothing" (p = 0): cannot happen on a chain (start has max precision)
-                key[e] = -dp[e] / dr[e]
-            e += 1
-    return label, dp, dr, key
 
 
 @numba.njit(cache=True)

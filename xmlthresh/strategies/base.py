@@ -22,7 +22,11 @@ from ..metrics import evaluate, evaluate_cuts
 
 
 class ThresholdStrategy(BaseEstimator):
-    """Base class: subclasses implement ``_choose(candidates)`` -> candidate index per label."""
+    """Base class: subclasses implement ``_choose(candidates, lists)`` -> candidate index per label.
+
+    ``lists`` are the ranked lists of the kept labels (s_k > 0), in the order of ``candidates``; strategies
+    that need every cut position (not only the Pareto candidates) read them from there.
+    """
 
     #: registry name (set by the ``@STRATEGIES.register`` decorator)
     registry_name: ClassVar[str] = ""
@@ -42,7 +46,7 @@ class ThresholdStrategy(BaseEstimator):
         self.lower_bound_: float | None = None
         self.upper_bound_: float | None = None
         self.info_: dict[str, Any] = {}
-        choice = self._choose(candidates)
+        choice = self._choose(candidates, kept_lists)
         cuts = np.zeros(lists.n_labels, dtype=np.int64)
         cuts[kept] = candidates.cut[choice]
         self.cuts_ = cuts
@@ -84,7 +88,7 @@ class ThresholdStrategy(BaseEstimator):
         }
 
     # ------------------------------------------------------------------ subclass hooks
-    def _choose(self, candidates: Candidates) -> np.ndarray:
+    def _choose(self, candidates: Candidates, lists: RankedLists) -> np.ndarray:
         raise NotImplementedError
 
     def _after_fit(self, candidates: Candidates, choice: np.ndarray) -> None:

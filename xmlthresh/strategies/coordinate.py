@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.candidates import Candidates
+from ..data.ranked_lists import RankedLists
 from ._kernels import coordinate_ascent, independent_argmax
 from .registry import STRATEGIES
 from .base import ThresholdStrategy
@@ -31,7 +32,7 @@ class CoordinateStrategy(ThresholdStrategy):
         if not (self.tol >= 0):
             raise ValueError(f"tol must be >= 0, got {self.tol!r}")
 
-    def _choose(self, candidates: Candidates) -> np.ndarray:
+    def _choose(self, candidates: Candidates, lists: RankedLists) -> np.ndarray:
         precision, recall = candidates.precision, candidates.recall
         b2 = self.beta**2
         current = independent_argmax(candidates.cand_ptr, precision, recall, b2)

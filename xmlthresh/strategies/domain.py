@@ -22,7 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.candidates import Candidates
-from ._kernels import chain_edges, minkowski_sweep, upper_right_chains
+from ..data.ranked_lists import RankedLists
+from ..data.hulls import hull_chains
+from ._kernels import minkowski_sweep
 from .base import ThresholdStrategy
 from .registry import STRATEGIES
 
@@ -36,12 +38,11 @@ class DomainStrategy(ThresholdStrategy):
 
     certified = True
 
-    def _choose(self, candidates: Candidates) -> np.ndarray:
+    def _choose(self, candidates: Candidates, lists: RankedLists) -> np.ndarray:
         precision, recall = candidates.precision, candidates.recall
-        chain_ptr, chain = upper_right_chains(candidates.cand_ptr, precision, recall)
-        label, dp, dr, key = chain_edges(chain_ptr, chain, candidates.tp, candidates.cut, candidates.n_relevant)
-        order = np.lexsort((label, dp, dr, key))
-        sorted_label = label[order]
+        hulls = hull_chains(candidates)
+        chain_ptr, chain, order = hulls.chain_ptr, hulls.chain, hulls.order
+        sorted_label = hulls.edge_label[order]
         best_step, _, upper_f, segment, t = minkowski_sweep(
             sorted_label, chain_ptr, chain, precision, recall, self.beta**2
         )
@@ -52,7 +53,7 @@ class DomainStrategy(ThresholdStrategy):
 
         # Where the hull maximiser sits: a state (vertex of the traced path) or inside a segment.
         state = segment if t <= _VERTEX_TOL else (segment + 1 if t >= 1 - _VERTEX_TOL else -1)
-        sorted_key = key[order]
+        sorted_key = hulls.edge_key[order]
         is_hull_vertex = state >= 0 and (
             state == 0 or state == n_edges or sorted_key[state - 1] != sorted_key[state]
         )

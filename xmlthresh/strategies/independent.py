@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.candidates import Candidates
+from ..data.ranked_lists import RankedLists
 from ._kernels import independent_argmax
 from .registry import STRATEGIES
 from .base import ThresholdStrategy
@@ -18,5 +19,5 @@ from .base import ThresholdStrategy
 class IndependentStrategy(ThresholdStrategy):
     """Per-label F_beta maximisation (exact macro-F optimum); reports its macro-F and its F-macro."""
 
-    def _choose(self, candidates: Candidates) -> np.ndarray:
+    def _choose(self, candidates: Candidates, lists: RankedLists) -> np.ndarray:
         return independent_argmax(candidates.cand_ptr, candidates.precision, candidates.recall, self.beta**2)

@@ -1,0 +1,126 @@
+"""Per-label upper-right convex hull chains and their edges sorted by angle, computed once per candidate set.
+
+Only the upper-right part of each label's hull matters (F increases in p and r). The chain of label k runs
+from its max-precision vertex to its max-recall vertex; the convex hull of all achievable (P, R) is the
+Minkowski average of these chains, whose boundary is traced by merging all chain edges by angle.
+Every strategy that needs hulls (domain, domain_fast, ...) reads them from :func:`hull_chains`, which
+caches the result on the :class:`Candidates` object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .candidates import Candidates
+
+
+@dataclass(frozen=True)
+class HullChains:
+    """Chains (candidate indices, CSR by label) and their edges; ``order`` sorts the edges by angle."""
+
+    chain_ptr: np.ndarray
+    chain: np.ndarray
+    edge_label: np.ndarray
+    edge_dp: np.ndarray
+    edge_dr: np.ndarray
+    edge_key: np.ndarray  # -dp/dr: tangent of the normal direction where the edge becomes the better move
+    order: np.ndarray  # edges sorted by key, then by edge vector, then by label (canonical tie order)
+
+    @property
+    def n_edges(self) -> int:
+        return len(self.edge_label)
+
+    @property
+    def start(self) -> np.ndarray:
+        """Candidate index of every label's max-precision vertex."""
+        return self.chain[self.chain_ptr[:-1]]
+
+
+def hull_chains(candidates: Candidates) -> HullChains:
+    """The hull chains of ``candidates`` (computed on first use, then cached on the object)."""
+    cached = candidates.__dict__.get("_hull_chains")
+    if cached is not None:
+        return cached
+    precision, recall = candidates.precision, candidates.recall
+    chain_ptr, chain = upper_right_chains(candidates.cand_ptr, precision, recall)
+    label, dp, dr, key = chain_edges(chain_ptr, chain, candidates.tp, candidates.cut, candidates.n_relevant)
+    order = np.lexsort((label, dp, dr, key))
+    hulls = HullChains(chain_ptr, chain, label, dp, dr, key, order)
+    object.__setattr__(candidates, "_hull_chains", hulls)
+    return hulls
+
+
+@numba.njit(cache=True)
+def upper_right_chains(cand_ptr, precision, recall):
+    """Vertices of every label's upper-right convex hull chain, from its max-precision vertex to its
+    max-recall vertex (candidate indices, CSR by label).
+
+    The chain starts at the candidate of highest precision (the last one among ties, i.e. the one with the
+    highest recall) and continues with the upper hull of the later candidates (recall strictly increasing);
+    collinear middle points are dropped, so every chain edge has dp < 0 < dr and slopes strictly decrease.
+    """
+    n = len(cand_ptr) - 1
+    chain_ptr = np.zeros(n + 1, dtype=np.int64)
+    chain = np.empty(len(precision), dtype=np.int64)
+    out = 0
+    for k in range(n):
+        lo, hi = cand_ptr[k], cand_ptr[k + 1]
+        start = lo
+        for i in range(lo, hi):
+            if precision[i] >= precision[start]:
+                start = i
+        base = out
+        chain[out] = start
+        out += 1
+        for i in range(start + 1, hi):
+            # pop while the last two chain points and i do not make a strict clockwise (right) turn in (r, p)
+            while out - base >= 2:
+                o = chain[out - 2]
+                a = chain[out - 1]
+                cross = (recall[a] - recall[o]) * (precision[i] - precision[o]) - (precision[a] - precision[o]) * (
+                    recall[i] - recall[o]
+                )
+                if cross >= 0.0:
+                    out -= 1
+                else:
+                    break
+            chain[out] = i
+            out += 1
+        chain_ptr[k + 1] = out
+    return chain_ptr, chain[:out].copy()
+
+
+@numba.njit(cache=True)
+def chain_edges(chain_ptr, chain, tp, cut, n_relevant):
+    """Every chain edge as (label, dp, dr, key), key = -dp/dr = the tangent of the normal direction at which
+    the edge becomes the better move; computed from integer counts so equal edges get identical keys."""
+    n = len(chain_ptr) - 1
+    n_edges = len(chain) - n
+    label = np.empty(n_edges, dtype=np.int64)
+    dp = np.empty(n_edges, dtype=np.float64)
+    dr = np.empty(n_edges, dtype=np.float64)
+    key = np.empty(n_edges, dtype=np.float64)
+    e = 0
+    for k in range(n):
+        s = n_relevant[k]
+        for j in range(chain_ptr[k], chain_ptr[k + 1] - 1):
+            a = chain[j]
+            b = chain[j + 1]
+            tp1, tau1, tp2, tau2 = tp[a], cut[a], tp[b], cut[b]
+            label[e] = k
+            p1 = tp1 / tau1 if tau1 > 0 else 0.0
+            p2 = tp2 / tau2 if tau2 > 0 else 0.0
+            dp[e] = p2 - p1
+            dr[e] = (tp2 - tp1) / s
+            # -dp/dr = (tp1 tau2 - tp2 tau1) s / (tau1 tau2 (tp2 - tp1)); integer numerator is exact
+            if tau1 > 0:
+                num = float(tp1 * tau2 - tp2 * tau1) * s
+                den = float(tau1) * float(tau2) * float(tp2 - tp1)
+                key[e] = num / den
+            else:  # from "predict nothing" (p = 0): cannot happen on a chain (start has max precision)
+                key[e] = -dp[e] / dr[e]
+            e += 1
+    return label, dp, dr, key
