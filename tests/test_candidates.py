@@ -28,7 +28,7 @@ def test_predict_all_added_only_when_it_adds_true_positives():
 def test_unreachable_label_keeps_one_zero_candidate():
     lists = RankedLists.from_relevance_lists([[0, 0]], [1], 5, include_predict_all=False)
     cands = build_candidates(lists)
-    np.testing.assert_array_equal(cands.cut, [1])
+    np.testing.assert_array_equal(cands.cut, [0])
     np.testing.assert_array_equal(cands.tp, [0])
 
 

@@ -80,7 +80,7 @@ def test_predict_all_uses_true_number_of_documents_on_truncated_lists():
     without = STRATEGIES.get("independent")().fit(
         RankedLists.from_relevance_lists([[0, 0]], [1], num_docs=10, include_predict_all=False)
     )
-    assert without.cuts_[0] == 1 and without.f_macro_ == 0.0
+    assert without.cuts_[0] == 0 and without.f_macro_ == 0.0
 
 
 def test_strategies_follow_the_estimator_contract():

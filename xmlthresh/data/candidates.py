@@ -6,8 +6,9 @@ and useful, "predict all m documents". Among those, r_k grows strictly with j, s
 precision is not above that of some later candidate is dominated and dropped too (``pareto=True``).
 Neither reduction can change the optimum of any metric that increases in p_k and r_k (F-macro, macro-F).
 
-A label that can reach no relevant document (h_k = 0 and no predict-all candidate) keeps one candidate
-with tp = 0: cut 1 if its list is not empty, else cut 0 ("predict nothing"); both give p = r = 0.
+A label that can reach no relevant document (h_k = 0 and no predict-all candidate) keeps one candidate,
+cut 0 ("predict nothing", p = r = 0): every cut scores p = r = 0 there, and this one adds no false positive.
+It is the only use of cut 0, which is otherwise never a candidate.
 
 Everything is stored flat: candidates of label k are ``[cand_ptr[k], cand_ptr[k+1])``, ordered by
 increasing tp (so increasing recall and cut).
@@ -73,7 +74,7 @@ def build_candidates(lists: RankedLists, pareto: bool = True) -> Candidates:
             "call lists.with_relevant_only() first"
         )
     ptr, tp, cut = _tp_reduced_candidates(
-        lists.relevant_rank,
+        lists.cut_of_relevant,
         lists.label_ptr,
         lists.list_length,
         lists.n_relevant,
@@ -88,29 +89,37 @@ def build_candidates(lists: RankedLists, pareto: bool = True) -> Candidates:
 
 
 @numba.njit(cache=True)
-def _tp_reduced_candidates(relevant_rank, label_ptr, list_length, n_relevant, num_docs, include_predict_all):
-    """Cut just after each relevant document, plus predict-all when it adds true positives."""
+def _tp_reduced_candidates(cut_of_relevant, label_ptr, list_length, n_relevant, num_docs, include_predict_all):
+    """Cut just after each relevant document (after its tie group when scores tie: relevant documents of one
+    group share that cut, which counts them all), plus predict-all when it adds true positives."""
     n = len(n_relevant)
     cand_ptr = np.zeros(n + 1, dtype=np.int64)
     for k in range(n):
         h = label_ptr[k + 1] - label_ptr[k]
+        distinct = 0
+        for j in range(label_ptr[k], label_ptr[k + 1]):
+            if j + 1 == label_ptr[k + 1] or cut_of_relevant[j + 1] != cut_of_relevant[j]:
+                distinct += 1
         extra = 1 if ((include_predict_all and h < n_relevant[k]) or h == 0) else 0
-        cand_ptr[k + 1] = cand_ptr[k] + h + extra
+        cand_ptr[k + 1] = cand_ptr[k] + distinct + extra
     tp = np.empty(cand_ptr[n], dtype=np.int64)
     cut = np.empty(cand_ptr[n], dtype=np.int64)
     for k in range(n):
         out = cand_ptr[k]
         h = label_ptr[k + 1] - label_ptr[k]
         for j in range(h):
+            i = label_ptr[k] + j
+            if j + 1 < h and cut_of_relevant[i + 1] == cut_of_relevant[i]:
+                continue  # the next relevant document shares this cut: emit the cut once, with all of them
             tp[out] = j + 1
-            cut[out] = relevant_rank[label_ptr[k] + j]
+            cut[out] = cut_of_relevant[i]
             out += 1
         if include_predict_all and h < n_relevant[k]:
             tp[out] = n_relevant[k]
             cut[out] = num_docs
-        elif h == 0:  # nothing reachable: one "predict the top document (or nothing)" candidate, p = r = 0
+        elif h == 0:  # nothing reachable: "predict nothing", p = r = 0
             tp[out] = 0
-            cut[out] = 1 if list_length[k] > 0 else 0
+            cut[out] = 0
     return cand_ptr, tp, cut
 
 

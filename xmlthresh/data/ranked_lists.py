@@ -7,7 +7,10 @@ lossless in three numbers per label plus one flat array (CSR layout, never Pytho
   label k's order, strictly increasing;
 * ``list_length[k]`` -- how many documents of the order are known (L_k; a truncated list has L_k < m);
 * ``n_relevant[k]`` -- s_k, the number of relevant documents of label k in the whole evaluation set;
-* ``num_docs`` -- m, the number of documents in the evaluation set (the true one, even for truncated lists).
+* ``num_docs`` -- m, the number of documents in the evaluation set (the true one, even for truncated lists);
+* ``tie_end`` (optional, parallel to ``relevant_rank``) -- when the ranker's scores tie, a threshold can only
+  cut between distinct score values: the last position of the group of equal scores that holds each
+  relevant document. ``None`` means no ties (every position is a possible cut).
 
 Conventions (theory.md section 1), enforced or applied here and by ``candidates``:
 
@@ -42,6 +45,7 @@ class RankedLists:
     label_ids: np.ndarray = field(default=None)  # type: ignore[assignment]
     include_predict_all: bool = True
     name: str = ""
+    tie_end: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen dataclass: normalise dtypes once at the boundary
@@ -50,6 +54,8 @@ class RankedLists:
         set_(self, "list_length", np.ascontiguousarray(self.list_length, dtype=np.int64))
         set_(self, "n_relevant", np.ascontiguousarray(self.n_relevant, dtype=np.int64))
         set_(self, "num_docs", int(self.num_docs))
+        if self.tie_end is not None:
+            set_(self, "tie_end", np.ascontiguousarray(self.tie_end, dtype=np.int64))
         if self.label_ids is None:
             set_(self, "label_ids", np.arange(len(self.list_length), dtype=np.int64))
         else:
@@ -86,6 +92,11 @@ class RankedLists:
         return np.diff(self.label_ptr)
 
     @property
+    def cut_of_relevant(self) -> np.ndarray:
+        """The smallest admissible cut that includes each relevant document (its tie group's end)."""
+        return self.relevant_rank if self.tie_end is None else self.tie_end
+
+    @property
     def is_truncated(self) -> np.ndarray:
         """Boolean per label: the list does not cover all m documents."""
         return self.list_length < self.num_docs
@@ -105,6 +116,7 @@ class RankedLists:
         return replace(
             self,
             relevant_rank=self.relevant_rank[source],
+            tie_end=None if self.tie_end is None else self.tie_end[source],
             label_ptr=ptr,
             list_length=self.list_length[index],
             n_relevant=self.n_relevant[index],
@@ -155,6 +167,15 @@ class RankedLists:
             bad = np.zeros(len(self.relevant_rank), dtype=bool)
             bad[1:] = same_label & (self.relevant_rank[1:] <= self.relevant_rank[:-1])
             self._check_labels_at(label_of, bad, "relevant ranks not strictly increasing")
+            if self.tie_end is not None:
+                if self.tie_end.shape != self.relevant_rank.shape:
+                    raise RankedListsError(f"tie_end needs one entry per relevant document{where}")
+                self._check_labels_at(label_of, self.tie_end < self.relevant_rank, "tie group ends before its document")
+                self._check_labels_at(
+                    label_of, self.tie_end > self.list_length[label_of], "tie group ends beyond the list length"
+                )
+                bad[1:] = same_label & (self.tie_end[1:] < self.tie_end[:-1])
+                self._check_labels_at(label_of, bad, "tie group ends decrease")
 
     def _check_labels(self, bad_label: np.ndarray, problem: str) -> None:
         if np.any(bad_label):

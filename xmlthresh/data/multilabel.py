@@ -1,0 +1,78 @@
+"""Containers for the two other kinds of input besides ranked lists.
+
+* :class:`MultiLabelData` -- features and labels per split (Mulan, HMC, Extreme Classification Repository):
+  a first-stage ranker turns it into scores.
+* :class:`ScoreData` -- a ranker's scores and the labels per split (a user's own ranker output, synthetic
+  rankers, or a ranker's cached output): strategies fit on one split and are evaluated on another.
+
+Split names are ``train``, ``validation`` and ``test``. Label matrices are sparse CSR, bool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .scores import ScoredSplit
+
+SPLITS = ("train", "validation", "test")
+
+
+class MultiLabelDataError(ValueError):
+    """Inconsistent multi-label data (message: data set, split and problem)."""
+
+
+@dataclass(frozen=True)
+class MultiLabelData:
+    """Features ``X[split]`` (documents x features, dense or CSR) and labels ``Y[split]`` (CSR bool)."""
+
+    name: str
+    X: dict[str, np.ndarray | sp.csr_matrix]
+    Y: dict[str, sp.csr_matrix]
+    label_names: np.ndarray
+    feature_names: np.ndarray | None = None
+    info: dict = field(default_factory=dict)  # loader facts worth logging (imputed values, dropped rows, ...)
+
+    def __post_init__(self) -> None:
+        if set(self.X) != set(self.Y):
+            raise MultiLabelDataError(f"{self.name}: feature splits {sorted(self.X)} != label splits {sorted(self.Y)}")
+        unknown = set(self.X) - set(SPLITS)
+        if unknown:
+            raise MultiLabelDataError(f"{self.name}: unknown split(s) {sorted(unknown)}; use {SPLITS}")
+        n_labels = len(self.label_names)
+        n_features = None
+        for split in self.X:
+            X, Y = self.X[split], self.Y[split]
+            if X.shape[0] != Y.shape[0]:
+                raise MultiLabelDataError(f"{self.name}/{split}: {X.shape[0]} feature rows but {Y.shape[0]} label rows")
+            if Y.shape[1] != n_labels:
+                raise MultiLabelDataError(f"{self.name}/{split}: {Y.shape[1]} label columns for {n_labels} label names")
+            if n_features is not None and X.shape[1] != n_features:
+                raise MultiLabelDataError(f"{self.name}/{split}: {X.shape[1]} features, other splits {n_features}")
+            n_features = X.shape[1]
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.label_names)
+
+    @property
+    def n_features(self) -> int:
+        return next(iter(self.X.values())).shape[1]
+
+
+@dataclass(frozen=True)
+class ScoreData:
+    """A ranker's output: one :class:`ScoredSplit` per split (at least ``test``; ``validation`` for holdout)."""
+
+    name: str
+    splits: dict[str, ScoredSplit]
+    info: dict = field(default_factory=dict)  # e.g. ranker quality (P@k) and whether scores came from cache
+
+    def __post_init__(self) -> None:
+        if "test" not in self.splits:
+            raise MultiLabelDataError(f"{self.name}: score data needs a 'test' split, got {sorted(self.splits)}")
+        shapes = {split.n_labels for split in self.splits.values()}
+        if len(shapes) != 1:
+            raise MultiLabelDataError(f"{self.name}: splits disagree on the number of labels: {sorted(shapes)}")

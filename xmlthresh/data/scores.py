@@ -1,0 +1,226 @@
+"""Score matrices: a ranker's scores and the true labels of one split, and the bridge to ranked lists.
+
+A :class:`ScoredSplit` holds, for m documents and n labels, a score matrix (dense ``(m, n)`` floats, or a
+sparse top-k CSR matrix whose missing entries are *unscored*) and a sparse 0/1 label matrix. It converts to
+the ranked-list model (per label: documents sorted by score) so every strategy works on both, and maps the
+cuts a strategy chose back to **score thresholds** that apply to any other split of the same labels.
+
+Conventions (explicit and tested):
+
+* ties: a cut can only fall between distinct score values (``RankedLists.tie_end``);
+* documents without a score for a label (sparse top-k) rank below every scored document: the label's list
+  is truncated at its scored documents and only "predict all" reaches the rest;
+* a threshold t predicts the documents with score >= t; cut 0 <-> t = +inf (nothing), "predict all" <->
+  t = -inf (every document, scored or not).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from .ranked_lists import RankedLists
+
+
+class ScoreDataError(ValueError):
+    """Inconsistent scores or labels (the message names the split, the label and the problem)."""
+
+
+@dataclass(frozen=True)
+class ScoredSplit:
+    """Scores and true labels of one split (documents x labels)."""
+
+    scores: np.ndarray | sp.csr_matrix
+    labels: sp.csr_matrix
+    name: str = ""
+    label_names: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        labels = sp.csr_matrix(self.labels, dtype=bool)
+        labels.eliminate_zeros()
+        labels.sort_indices()
+        set_(self, "labels", labels)
+        if sp.issparse(self.scores):
+            scores = sp.csr_matrix(self.scores, dtype=np.float64)
+            scores.sort_indices()
+            values = scores.data
+        else:
+            scores = np.asarray(self.scores, dtype=np.float64)
+            if scores.ndim != 2:
+                raise ScoreDataError(f"split {self.name!r}: scores must be 2-D (documents x labels), got {scores.ndim}-D")
+            values = scores
+        set_(self, "scores", scores)
+        if scores.shape != labels.shape:
+            raise ScoreDataError(f"split {self.name!r}: scores {scores.shape} and labels {labels.shape} differ in shape")
+        bad = ~np.isfinite(values)
+        if np.any(bad):
+            raise ScoreDataError(
+                f"split {self.name!r}: {int(np.count_nonzero(bad))} score(s) are NaN or infinite; "
+                "clean the ranker output (unscored documents of a sparse matrix are simply left out)"
+            )
+        if self.label_names is not None and len(self.label_names) != scores.shape[1]:
+            raise ScoreDataError(f"split {self.name!r}: {len(self.label_names)} label names for {scores.shape[1]} labels")
+
+    @property
+    def n_docs(self) -> int:
+        return self.scores.shape[0]
+
+    @property
+    def n_labels(self) -> int:
+        return self.scores.shape[1]
+
+    @property
+    def n_relevant(self) -> np.ndarray:
+        return np.asarray(self.labels.sum(axis=0)).ravel().astype(np.int64)
+
+    def ranking(self, include_predict_all: bool = True) -> "ScoreRanking":
+        """Per label the documents sorted by decreasing score, as ranked lists plus the sorted scores."""
+        label_ptr, order_doc, order_score = _sorted_by_label(self.scores)
+        labels_csc = self.labels.tocsc()
+        labels_csc.sort_indices()
+        relevant_rank, tie_end, rel_ptr = _relevance_in_order(
+            label_ptr, order_doc, order_score, labels_csc.indptr.astype(np.int64),
+            labels_csc.indices.astype(np.int64), self.n_docs,
+        )
+        lists = RankedLists(
+            relevant_rank=relevant_rank,
+            label_ptr=rel_ptr,
+            list_length=np.diff(label_ptr),
+            n_relevant=self.n_relevant,
+            num_docs=self.n_docs,
+            label_ids=self.label_names if self.label_names is not None else np.arange(self.n_labels),
+            include_predict_all=include_predict_all,
+            name=self.name,
+            tie_end=tie_end,
+        )
+        return ScoreRanking(lists, label_ptr, order_score)
+
+    def counts_at(self, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(tp, predicted) per label when label k predicts the documents with score >= thresholds[k]."""
+        thresholds = np.asarray(thresholds, dtype=np.float64)
+        if thresholds.shape != (self.n_labels,):
+            raise ValueError(f"need one threshold per label ({self.n_labels}), got shape {thresholds.shape}")
+        predict_all = thresholds == -np.inf
+        if sp.issparse(self.scores):
+            coo = self.scores.tocoo()
+            hit = coo.data >= thresholds[coo.col]
+            predicted = np.bincount(coo.col[hit], minlength=self.n_labels)
+            rel_score, rel_label = _relevant_scores(self.scores, self.labels)
+            tp = np.bincount(rel_label[rel_score >= thresholds[rel_label]], minlength=self.n_labels)
+        else:
+            hit = self.scores >= thresholds[None, :]
+            predicted = hit.sum(axis=0)
+            tp = np.asarray(self.labels.multiply(hit).sum(axis=0)).ravel()
+        predicted = np.where(predict_all, self.n_docs, predicted).astype(np.int64)
+        tp = np.where(predict_all, self.n_relevant, tp).astype(np.int64)
+        return tp, predicted
+
+    def predict(self, thresholds: np.ndarray) -> sp.csr_matrix:
+        """0/1 predictions (documents x labels) of the score thresholds. "Predict all" labels are dense
+        columns: for extreme label counts prefer :meth:`counts_at`."""
+        thresholds = np.asarray(thresholds, dtype=np.float64)
+        if sp.issparse(self.scores):
+            coo = self.scores.tocoo()
+            keep = coo.data >= thresholds[coo.col]
+            pred = sp.csr_matrix((np.ones(keep.sum(), bool), (coo.row[keep], coo.col[keep])), shape=self.scores.shape)
+            all_cols = np.flatnonzero(thresholds == -np.inf)
+            if len(all_cols):
+                rows = np.repeat(np.arange(self.n_docs), len(all_cols))
+                cols = np.tile(all_cols, self.n_docs)
+                pred = (pred + sp.csr_matrix((np.ones(len(rows), bool), (rows, cols)), shape=pred.shape)).astype(bool)
+            return pred.tocsr()
+        return sp.csr_matrix(self.scores >= thresholds[None, :])
+
+
+def _relevant_scores(scores: sp.csr_matrix, labels: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """(score, label) of every relevant document that has a score (sparse scores)."""
+    s = scores.tocoo()
+    keys_scored = s.row.astype(np.int64) * scores.shape[1] + s.col
+    lab = labels.tocoo()
+    keys_rel = lab.row.astype(np.int64) * scores.shape[1] + lab.col
+    mask = np.isin(keys_scored, keys_rel, assume_unique=True)
+    return s.data[mask], s.col[mask]
+
+
+@dataclass(frozen=True)
+class ScoreRanking:
+    """Ranked lists of a split plus, per label, its scores in decreasing order (CSR by ``score_ptr``)."""
+
+    lists: RankedLists
+    score_ptr: np.ndarray
+    sorted_score: np.ndarray
+
+    def thresholds_for_cuts(self, cuts: np.ndarray) -> np.ndarray:
+        """Score threshold per label reproducing ``cuts`` (top-``cut`` documents) on this split."""
+        cuts = np.asarray(cuts, dtype=np.int64)
+        lengths = np.diff(self.score_ptr)
+        predict_all = cuts == self.lists.num_docs
+        inside = ~predict_all & (cuts > 0)
+        if np.any(inside & (cuts > lengths)):
+            k = int(np.flatnonzero(inside & (cuts > lengths))[0])
+            raise ValueError(f"cut {cuts[k]} of label {k} lies beyond its {lengths[k]} scored documents")
+        thresholds = np.full(len(cuts), np.inf)
+        thresholds[predict_all] = -np.inf
+        thresholds[inside] = self.sorted_score[self.score_ptr[:-1][inside] + cuts[inside] - 1]
+        return thresholds
+
+
+def _sorted_by_label(scores: np.ndarray | sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scored entries grouped by label, each group sorted by decreasing score (stable: ties keep doc order).
+
+    Returns (label_ptr, doc, score) with label k's entries in [label_ptr[k], label_ptr[k+1]).
+    """
+    if sp.issparse(scores):
+        csc = scores.tocsc()
+        csc.sort_indices()
+        label_ptr = csc.indptr.astype(np.int64)
+        label_of = np.repeat(np.arange(csc.shape[1]), np.diff(label_ptr))
+        order = np.lexsort((csc.indices, -csc.data, label_of))
+        return label_ptr, csc.indices[order].astype(np.int64), csc.data[order]
+    m, n = scores.shape
+    order = np.argsort(-scores.T, axis=1, kind="stable")  # (labels, docs)
+    sorted_scores = np.take_along_axis(scores.T, order, axis=1)
+    label_ptr = np.arange(n + 1, dtype=np.int64) * m
+    return label_ptr, order.ravel().astype(np.int64), sorted_scores.ravel()
+
+
+@numba.njit(cache=True)
+def _relevance_in_order(label_ptr, order_doc, order_score, rel_indptr, rel_indices, n_docs):
+    """Positions (1-based) of the relevant documents in every label's sorted order, the end of their tie
+    group, and the CSR pointer over labels."""
+    n = len(label_ptr) - 1
+    is_relevant = np.zeros(n_docs, dtype=np.bool_)
+    total = 0
+    for k in range(n):
+        total += rel_indptr[k + 1] - rel_indptr[k]
+    ranks = np.empty(total, dtype=np.int64)
+    tie_end = np.empty(total, dtype=np.int64)
+    rel_ptr = np.zeros(n + 1, dtype=np.int64)
+    out = 0
+    for k in range(n):
+        for j in range(rel_indptr[k], rel_indptr[k + 1]):
+            is_relevant[rel_indices[j]] = True
+        lo, hi = label_ptr[k], label_ptr[k + 1]
+        count = 0
+        for i in range(lo, hi):
+            if is_relevant[order_doc[i]]:
+                count += 1
+        out += count
+        # scan backwards so each position knows the (exclusive) end of its tie group
+        w = out - 1
+        group_end = hi
+        for i in range(hi - 1, lo - 1, -1):
+            if i + 1 < hi and order_score[i + 1] != order_score[i]:
+                group_end = i + 1
+            if is_relevant[order_doc[i]]:
+                ranks[w] = i - lo + 1
+                tie_end[w] = group_end - lo
+                w -= 1
+        rel_ptr[k + 1] = out
+        for j in range(rel_indptr[k], rel_indptr[k + 1]):
+            is_relevant[rel_indices[j]] = False
+    return ranks[:out].copy(), tie_end[:out].copy(), rel_ptr
