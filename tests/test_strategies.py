@@ -84,15 +84,21 @@ def test_predict_all_uses_true_number_of_documents_on_truncated_lists():
 
 
 def test_strategies_follow_the_estimator_contract():
+    from xmlthresh.strategies.base import tiny_scored_split
+
     for name in STRATEGIES.names():
         cls = STRATEGIES.get(name)
         model = cls(beta=2.0)
         assert model.get_params()["beta"] == 2.0
         assert clone(model).get_params() == model.get_params()
+        split = tiny_scored_split()
         with pytest.raises(RuntimeError, match="not fitted"):
-            model.score(example_like())
-        model.fit(example_like())
-        assert model.score(example_like()) == pytest.approx(model.f_macro_)
+            model.evaluate_scores(split)
+        model.fit_scores(split)
+        assert model.evaluate_scores(split)["f_macro"] == pytest.approx(model.f_macro_)
+        if not cls.requires_scores:
+            model = clone(model).fit(example_like())
+            assert model.score(example_like()) == pytest.approx(model.f_macro_)
 
 
 @pytest.mark.parametrize("beta", [0.0, -1.0, float("nan"), float("inf")])

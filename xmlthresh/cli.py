@@ -50,7 +50,7 @@ def _hydra_main(cfg: DictConfig) -> float | None:
             sys.exit(1)
         raise
     print(summary(result))
-    return float(result["f_macro"])
+    return None if result.get("skipped") else float(result["f_macro"])
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""One run of the main job: load a dataset, fit a strategy, write ``result.json``, log to MLflow.
+"""One run of the main job: load a data set, (rank it), fit a strategy under a protocol, write
+``result.json`` and ``thresholds.csv``, log everything to MLflow.
 
 Usable without Hydra (``run_job(config_dict, run_dir)``); the CLI is a thin layer that composes the config.
 """
@@ -15,49 +16,57 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from .data.multilabel import MultiLabelData, ScoreData
 from .data.ranked_lists import RankedLists
 from .datasets import DATASETS
 from .files import write_json_atomic, write_text_atomic
-from .metrics import true_positives_at_cuts
-from .strategies import STRATEGIES, ThresholdStrategy
+from .protocols import fit_and_evaluate
+from .strategies import STRATEGIES, BaseStrategy
 from .tracking import flatten, git_commit, numeric_metrics, tracked_run
 
 log = logging.getLogger(__name__)
+
+#: result fields that are settings, not measurements (logged as params, not metrics)
+_NOT_METRICS = ("beta", "include_predict_all", "seed")
 
 
 class ConfigError(ValueError):
     """A configuration that names an unknown parameter or gives it an invalid value."""
 
 
-def build(registry_obj: type, params: Mapping[str, Any], what: str) -> Any:
+def build(plugin: type, params: Mapping[str, Any], what: str) -> Any:
     """Instantiate a plugin class with ``params``, turning unknown parameters into a readable error."""
-    accepted = [p for p in inspect.signature(registry_obj.__init__).parameters if p != "self"]
+    accepted = [p for p in inspect.signature(plugin.__init__).parameters if p not in ("self", "args", "kwargs")]
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise ConfigError(f"{what} has no parameter(s) {', '.join(unknown)}; its parameters: {', '.join(accepted)}")
-    return registry_obj(**params)
+    return plugin(**params)
 
 
 def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "") -> dict[str, Any]:
-    """Run the job described by ``cfg`` (strategy, dataset, beta, tracking); returns the result dict."""
+    """Run the job described by ``cfg`` (strategy, dataset, ranker, protocol, beta, tracking)."""
     strategy_cfg = dict(cfg["strategy"])
     dataset_cfg = dict(cfg["dataset"])
+    ranker_cfg = dict(cfg.get("ranker") or {})
     strategy_name = strategy_cfg.pop("name")
     loader = dataset_cfg.pop("loader")
     beta = float(cfg.get("beta", 1.0))
+    protocol = str(cfg.get("protocol", "oracle"))
+    seed = int(cfg.get("seed", 0))
     tracking = cfg.get("tracking", {}) or {}
-    strategy_cls = STRATEGIES.get(strategy_name)
     dataset = build(DATASETS.get(loader), dataset_cfg, f"dataset loader {loader!r}")
-    strategy: ThresholdStrategy = build(strategy_cls, {"beta": beta, **strategy_cfg}, f"strategy {strategy_name!r}")
+    strategy: BaseStrategy = build(STRATEGIES.get(strategy_name), {"beta": beta, **strategy_cfg},
+                                   f"strategy {strategy_name!r}")
+    strategy._check_params()  # configuration errors before any work
 
     with tracked_run(
         enabled=bool(tracking.get("enabled", True)),
         uri=tracking.get("uri"),
         experiment=str(tracking.get("experiment", "xmlthresh")),
-        run_name=f"{strategy_name}-{dataset.name}",
+        run_name=f"{strategy_name}-{dataset.name}-{protocol}",
     ) as tracker:
         tracker.log_params(
-            {"strategy": strategy_name, "dataset": dataset.name, "beta": beta,
+            {"strategy": strategy_name, "dataset": dataset.name, "beta": beta, "protocol": protocol, "seed": seed,
              **flatten(strategy.get_params(), "strategy."), **flatten(dataset_cfg, "dataset."),
              "dataset.loader": loader}
         )
@@ -65,78 +74,100 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "") -> d
             tracker.log_text(resolved_yaml, "config.yaml")
 
         started = time.perf_counter()
-        lists = dataset.load()
+        data = dataset.load()
         load_seconds = time.perf_counter() - started
+        data_info: dict[str, Any] = {}
+        if isinstance(data, MultiLabelData):
+            data, ranker_name = _rank(data, ranker_cfg, seed)
+            data_info = {"ranker": ranker_name, **data.info}
+            tracker.log_params({"ranker": ranker_name, **flatten(ranker_cfg, "ranker.")})
+
+        base = {"strategy": strategy_name, "dataset": dataset.name, "beta": beta, "protocol": protocol,
+                "seed": seed, "load_seconds": load_seconds, **data_info, "version": __version__,
+                "git_commit": git_commit(), "mlflow_run_id": tracker.run_id, "run_dir": str(run_dir)}
+        skipped, reason = strategy.skip(data)
+        if skipped:
+            log.warning("skipped: %s", reason)
+            result = {**base, "skipped": True, "skip_reason": reason}
+            tracker.set_tags({"skipped": reason})
+            write_json_atomic(run_dir / "result.json", result)
+            return result
+
         warmup_seconds = 0.0
         if cfg.get("warm_up", True):
             started = time.perf_counter()
             strategy.warm_up()
             warmup_seconds = time.perf_counter() - started
-        log.info("fitting %s on %s (%d labels, %d documents)", strategy_name, dataset.name, lists.n_labels,
-                 lists.num_docs)
-        started = time.perf_counter()
-        strategy.fit(lists)
-        fit_seconds = time.perf_counter() - started
-
-        report = strategy.report()
-        result = {
-            "strategy": strategy_name,
-            "dataset": dataset.name,
-            "beta": beta,
-            **report,
-            "n_labels": int(lists.n_labels - strategy.n_labels_dropped_),
-            "n_docs": int(lists.num_docs),
-            "include_predict_all": bool(lists.include_predict_all),
-            "fit_seconds": fit_seconds,
-            "load_seconds": load_seconds,
-            "warmup_seconds": warmup_seconds,
-            "version": __version__,
-            "git_commit": git_commit(),
-            "mlflow_run_id": tracker.run_id,
-            "run_dir": str(run_dir),
-        }
+        log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
+        evaluation = fit_and_evaluate(strategy, data, protocol=protocol, seed=seed,
+                                      include_predict_all=bool(dataset_cfg.get("include_predict_all", True)))
+        result = {**base, **evaluation, "warmup_seconds": warmup_seconds}
         thresholds_path = run_dir / "thresholds.csv"
-        write_text_atomic(thresholds_path, thresholds_table(lists, strategy).to_csv(index=False))
+        write_text_atomic(thresholds_path, thresholds_table(strategy, _label_ids(data)).to_csv(index=False))
         result_path = run_dir / "result.json"
         write_json_atomic(result_path, result)
-        tracker.log_metrics(numeric_metrics(result, exclude=("beta", "include_predict_all")))
+        tracker.log_metrics(numeric_metrics(result, exclude=_NOT_METRICS))
         tracker.log_artifact(thresholds_path)
         tracker.log_artifact(result_path)
     return result
 
 
-def thresholds_table(lists: RankedLists, strategy: ThresholdStrategy) -> pd.DataFrame:
-    """One row per label: the chosen cut (documents predicted), its counts, precision and recall."""
-    kept = strategy.kept_labels_
-    tp = np.zeros(lists.n_labels, dtype=np.int64)
-    tp[kept] = true_positives_at_cuts(lists.select_labels(kept), strategy.cuts_[kept])
-    cut = strategy.cuts_
-    precision = np.divide(tp, cut, out=np.zeros(len(cut)), where=cut > 0)
-    recall = np.divide(tp, lists.n_relevant, out=np.zeros(len(cut)), where=lists.n_relevant > 0)
-    return pd.DataFrame(
-        {"label_id": lists.label_ids, "cut": cut, "predict_all": cut == lists.num_docs, "tp": tp,
-         "n_relevant": lists.n_relevant, "precision": precision, "recall": recall, "excluded": ~kept}
-    )
+def _rank(data: MultiLabelData, ranker_cfg: dict, seed: int) -> tuple[ScoreData, str]:
+    """Scores of a first-stage ranker for a feature data set (cached by the ranker layer)."""
+    try:
+        from .rankers.scoring import ranker_scores
+    except ImportError as exc:  # pragma: no cover - only without the rankers package
+        raise ConfigError(f"data set {data.name!r} has features and needs a ranker, but rankers are unavailable: {exc}")
+    params = dict(ranker_cfg)
+    name = params.pop("name", None)
+    if not name:
+        raise ConfigError(f"data set {data.name!r} has features: choose a first-stage ranker, e.g. ranker=br_logreg")
+    return ranker_scores(data, name, params, seed), name
+
+
+def _label_ids(data: RankedLists | ScoreData) -> np.ndarray:
+    if isinstance(data, RankedLists):
+        return data.label_ids
+    names = data.splits["test"].label_names
+    return names if names is not None else np.arange(data.splits["test"].n_labels)
+
+
+def thresholds_table(strategy: BaseStrategy, label_ids: np.ndarray) -> pd.DataFrame:
+    """One row per label: the fitted cut (documents predicted on the fit data) and/or score threshold."""
+    table = {"label_id": label_ids}
+    if hasattr(strategy, "cuts_") and len(strategy.cuts_) == len(label_ids):
+        table["cut"] = strategy.cuts_
+    if hasattr(strategy, "score_thresholds_"):
+        table["score_threshold"] = strategy.score_thresholds_
+    table["excluded"] = ~strategy.kept_labels_
+    return pd.DataFrame(table)
 
 
 def summary(result: Mapping[str, Any]) -> str:
     """A short human summary of a result."""
+    head = (f"xmlthresh: strategy={result['strategy']} dataset={result['dataset']} protocol={result['protocol']} "
+            f"beta={result['beta']:g}")
+    if result.get("skipped"):
+        return f"{head}\n  skipped: {result['skip_reason']}"
+    where = " on the eval split" if result["protocol"] == "holdout" else ""
     lines = [
-        f"xmlthresh: strategy={result['strategy']} dataset={result['dataset']} "
-        f"({result['n_labels']} labels, {result['n_docs']} documents) beta={result['beta']:g}",
+        f"{head} ({result['n_labels']} labels, {result['n_docs']} documents{where})",
         f"  F-macro {result['f_macro']:.7f} (P {result['precision']:.6f}, R {result['recall']:.6f})  "
         f"macro-F {result['macro_f']:.6f}  micro-F {result['micro_f']:.6f}",
     ]
-    if result.get("upper_bound") is not None:
-        fixed = result.get("fixed_point_exists")
-        fixed_text = "" if fixed is None else ("; fixed point of V: yes" if fixed else "; fixed point of V: none")
-        lines.append(
-            f"  certified: {result['lower_bound']:.7f} <= optimum <= {result['upper_bound']:.7f} "
-            f"(gap {result['upper_bound'] - result['lower_bound']:.2e}){fixed_text}"
-        )
+    for prefix, label in (("", "certified"), ("fit_", "certified on the fit data")):
+        if result.get(f"{prefix}upper_bound") is not None:
+            fixed = result.get(f"{prefix}fixed_point_exists")
+            fixed_text = "" if fixed is None else ("; fixed point of V: yes" if fixed else "; fixed point of V: none")
+            low, up = result[f"{prefix}lower_bound"], result[f"{prefix}upper_bound"]
+            lines.append(f"  {label}: {low:.7f} <= optimum <= {up:.7f} (gap {up - low:.2e}){fixed_text}")
     if result.get("n_labels_dropped"):
         lines.append(f"  {result['n_labels_dropped']} label(s) without relevant documents excluded")
-    lines.append(f"  fit {result['fit_seconds']:.3f} s, load {result['load_seconds']:.3f} s")
+    if "ranker" in result:
+        quality = ", ".join(f"{k} {result[k]:.4f}" for k in ("p_at_1", "p_at_3", "p_at_5") if k in result)
+        cache = " (scores from cache)" if result.get("scores_from_cache") else ""
+        lines.append(f"  ranker {result['ranker']}{cache}{': ' + quality if quality else ''}")
+    lines.append(f"  fit {1e3 * result['fit_seconds']:.1f} ms, load {result['load_seconds']:.3f} s")
     lines.append(f"  result: {Path(result['run_dir']) / 'result.json'}")
     if result.get("mlflow_run_id"):
         lines.append(f"  mlflow run: {result['mlflow_run_id']}")

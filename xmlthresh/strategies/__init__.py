@@ -1,7 +1,8 @@
 """Threshold strategies: one module per strategy, registered by name in ``STRATEGIES``."""
 
 from . import coordinate, domain, independent  # noqa: F401  (registration side effect)
-from .base import ThresholdStrategy
+from . import pcut, rcut, scut  # noqa: F401  (score-based baselines)
+from .base import BaseStrategy, ScoreStrategy, ThresholdStrategy
 from .registry import STRATEGIES
 
-__all__ = ["STRATEGIES", "ThresholdStrategy"]
+__all__ = ["STRATEGIES", "BaseStrategy", "ScoreStrategy", "ThresholdStrategy"]

@@ -1,0 +1,67 @@
+"""``pcut``: proportional cut (Yang 2001) -- label k predicts its top round(x * prior_k * m) documents.
+
+prior_k is the share of documents of the fit split that carry label k; x scales all labels at once and is
+tuned on the fit split (the value maximising F-macro over a geometric grid) unless given. Applied to a split
+of m' documents, label k predicts its top round(x * prior_k * m') documents in that split's score order
+(ties broken by document order), clipped to the scored documents of sparse top-k scores.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.scores import ScoredSplit
+from ..metrics import evaluate, true_positives_at_cuts
+from .base import ScoreStrategy
+from .registry import STRATEGIES
+
+
+@STRATEGIES.register("pcut")
+class PCutStrategy(ScoreStrategy):
+    """Proportional cut; ``x`` fixed or tuned over ``n_grid`` geometric values in [x_min, x_max]."""
+
+    def __init__(self, beta: float = 1.0, x: float | None = None, x_min: float = 0.05, x_max: float = 20.0,
+                 n_grid: int = 200) -> None:
+        super().__init__(beta=beta)
+        self.x = x
+        self.x_min = x_min
+        self.x_max = x_max
+        self.n_grid = n_grid
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.x is not None and not self.x > 0:
+            raise ValueError(f"x must be > 0 (or null to tune it), got {self.x!r}")
+        if not 0 < self.x_min < self.x_max:
+            raise ValueError(f"need 0 < x_min < x_max, got x_min={self.x_min!r}, x_max={self.x_max!r}")
+        if not (isinstance(self.n_grid, int) and self.n_grid >= 1):
+            raise ValueError(f"n_grid must be an integer >= 1, got {self.n_grid!r}")
+
+    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "PCutStrategy":
+        self._check_params()
+        self.prior_ = split.n_relevant / split.n_docs
+        lists = split.ranking(include_predict_all=False).lists
+        kept = lists.n_relevant > 0
+        if self.x is not None:
+            best_x = float(self.x)
+        else:
+            grid = np.geomspace(self.x_min, self.x_max, self.n_grid)
+            scores = [self._f_macro(lists, kept, x) for x in grid]
+            best_x = float(grid[int(np.argmax(scores))])  # first maximiser: the smallest such x
+        self.x_ = best_x
+        self.info_ = {"x": best_x}
+        self._set_fit_results(split)
+        return self
+
+    def _cuts(self, lists, x: float) -> np.ndarray:
+        return np.minimum(np.rint(x * self.prior_ * lists.num_docs).astype(np.int64), lists.list_length)
+
+    def _f_macro(self, lists, kept, x: float) -> float:
+        cuts = self._cuts(lists, x)
+        tp = true_positives_at_cuts(lists, cuts)
+        return evaluate(tp[kept], cuts[kept], lists.n_relevant[kept], self.beta)["f_macro"]
+
+    def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
+        lists = split.ranking(include_predict_all=False).lists
+        cuts = self._cuts(lists, self.x_)
+        return true_positives_at_cuts(lists, cuts), cuts

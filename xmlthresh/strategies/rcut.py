@@ -1,0 +1,76 @@
+"""``rcut``: rank cut (Yang 2001) -- every document gets its top-t labels by score.
+
+t is given or tuned on the fit split (the value in 1..t_max maximising F-macro). Ties between a document's
+label scores are broken by label index; a document with fewer than t scored labels (sparse top-k scores)
+gets only its scored ones. Counts for every t at once come from one sort of each document's scores.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..data.scores import ScoredSplit
+from ..metrics import evaluate
+from .base import ScoreStrategy
+from .registry import STRATEGIES
+
+
+@STRATEGIES.register("rcut")
+class RCutStrategy(ScoreStrategy):
+    """Top-t labels per document; ``t`` fixed or tuned in 1..``t_max``."""
+
+    def __init__(self, beta: float = 1.0, t: int | None = None, t_max: int = 20) -> None:
+        super().__init__(beta=beta)
+        self.t = t
+        self.t_max = t_max
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.t is not None and not (isinstance(self.t, int) and self.t >= 1):
+            raise ValueError(f"t must be an integer >= 1 (or null to tune it), got {self.t!r}")
+        if not (isinstance(self.t_max, int) and self.t_max >= 1):
+            raise ValueError(f"t_max must be an integer >= 1, got {self.t_max!r}")
+
+    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "RCutStrategy":
+        self._check_params()
+        depth = self.t if self.t is not None else min(self.t_max, split.n_labels)
+        tp_at, predicted_at = counts_by_rank_cut(split, depth)
+        kept = split.n_relevant > 0
+        if self.t is not None:
+            best_t = self.t
+        else:
+            f = [evaluate(tp_at[i][kept], predicted_at[i][kept], split.n_relevant[kept], self.beta)["f_macro"]
+                 for i in range(depth)]
+            best_t = int(np.argmax(f)) + 1
+        self.t_ = best_t
+        self.info_ = {"t": best_t}
+        self._set_fit_results(split)
+        return self
+
+    def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
+        tp_at, predicted_at = counts_by_rank_cut(split, self.t_)
+        return tp_at[-1], predicted_at[-1]
+
+
+def counts_by_rank_cut(split: ScoredSplit, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """(tp, predicted) per label for t = 1..depth: arrays of shape (depth, n_labels)."""
+    n_docs, n_labels = split.n_docs, split.n_labels
+    depth = max(1, min(depth, n_labels))
+    if sp.issparse(split.scores):
+        csr = split.scores
+        row = np.repeat(np.arange(n_docs), np.diff(csr.indptr))
+        order = np.lexsort((csr.indices, -csr.data, row))
+        position = np.arange(len(order)) - csr.indptr[row[order]]
+        take = position < depth
+        doc, label, position = row[order][take], csr.indices[order][take], position[take]
+    else:
+        top = np.argsort(-split.scores, axis=1, kind="stable")[:, :depth]
+        doc = np.repeat(np.arange(n_docs), top.shape[1])
+        label = top.ravel()
+        position = np.tile(np.arange(top.shape[1]), n_docs)
+    relevant = np.asarray(split.labels[doc, label]).ravel().astype(bool)
+    flat = position * n_labels + label
+    predicted = np.bincount(flat, minlength=depth * n_labels).reshape(depth, n_labels).cumsum(axis=0)
+    tp = np.bincount(flat[relevant], minlength=depth * n_labels).reshape(depth, n_labels).cumsum(axis=0)
+    return tp.astype(np.int64), predicted.astype(np.int64)
