@@ -54,5 +54,14 @@ def _hydra_main(cfg: DictConfig) -> float | None:
 
 
 def main() -> None:
-    """Console entry point (``xmlthresh ...`` and ``python -m xmlthresh ...``)."""
+    """Console entry point (``xmlthresh ...`` and ``python -m xmlthresh ...``).
+
+    ``python -m xmlthresh list`` lists the registered strategies, datasets, ... and the plugins.
+    """
+    from .plugins import describe, load_plugins
+
+    if sys.argv[1:2] == ["list"]:
+        print(describe())
+        return
+    load_plugins()
     _hydra_main()

@@ -20,6 +20,7 @@ from .data.multilabel import MultiLabelData, ScoreData
 from .data.ranked_lists import RankedLists
 from .datasets import DATASETS
 from .files import write_json_atomic, write_text_atomic
+from .plugins import load_plugins
 from .protocols import fit_and_evaluate
 from .strategies import STRATEGIES, BaseStrategy
 from .tracking import flatten, git_commit, numeric_metrics, tracked_run
@@ -45,6 +46,7 @@ def build(plugin: type, params: Mapping[str, Any], what: str) -> Any:
 
 def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "") -> dict[str, Any]:
     """Run the job described by ``cfg`` (strategy, dataset, ranker, protocol, beta, tracking)."""
+    load_plugins()  # again here: sweep workers do not run the CLI's main()
     strategy_cfg = dict(cfg["strategy"])
     dataset_cfg = dict(cfg["dataset"])
     ranker_cfg = dict(cfg.get("ranker") or {})

@@ -1,0 +1,58 @@
+"""Plugin discovery: a folder plugin, an entry-point plugin, and a broken one that must not crash."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from xmlthresh import plugins
+from xmlthresh.datasets import DATASETS
+
+
+def test_folder_plugin_registers_and_ships_its_config():
+    status = plugins.load_plugins()
+    assert status["counterexample"].loaded
+    lists = DATASETS.get("counterexample")().load()
+    assert lists.n_labels == 2 and lists.num_docs == 4
+    from xmlthresh.paths import config_search_dirs
+
+    assert any(d.parts[-2:] == ("counterexample", "conf") for d in config_search_dirs())
+
+
+def _fake_distribution(root, module_name: str, body: str):
+    """An installed distribution (dist-info with an entry point) plus its module, on sys.path."""
+    (root / f"{module_name}.py").write_text(body)
+    info = root / f"{module_name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module_name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[xmlthresh.plugins]\n{module_name} = {module_name}\n")
+
+
+def test_entry_point_plugin_is_imported(tmp_path, monkeypatch):
+    body = (
+        "from xmlthresh.datasets.registry import DATASETS\n"
+        "from xmlthresh.datasets.synthetic import SyntheticRankedLists\n"
+        "@DATASETS.register('ep_synthetic')\n"
+        "class EpSynthetic(SyntheticRankedLists):\n    pass\n"
+    )
+    _fake_distribution(tmp_path, "xmlthresh_ep_example", body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status = plugins.load_plugins()
+    assert status["xmlthresh_ep_example"].loaded
+    assert "entry point" in status["xmlthresh_ep_example"].source
+    assert "ep_synthetic" in DATASETS
+
+
+def test_broken_plugin_is_listed_as_unavailable_not_fatal(tmp_path, monkeypatch):
+    _fake_distribution(tmp_path, "xmlthresh_broken_example", "import not_a_real_module_xyz\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status = plugins.load_plugins()
+    assert not status["xmlthresh_broken_example"].loaded
+    assert "ModuleNotFoundError" in status["xmlthresh_broken_example"].error
+    assert "UNAVAILABLE" in plugins.describe()
+
+
+def test_list_command_shows_registries_and_plugins():
+    proc = subprocess.run([sys.executable, "-m", "xmlthresh", "list"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "strategy:" in proc.stdout and "domain" in proc.stdout and "counterexample" in proc.stdout
