@@ -7,6 +7,7 @@ the project's top-level ``conf/`` and are joined through ``hydra.searchpath``. E
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from .data.ranked_list_file import RankedListFormatError
 from .data.ranked_lists import RankedListsError
 from .paths import config_search_dirs, runs_dir
 from .registry import UnknownNameError
+
+log = logging.getLogger("xmlthresh")
 
 #: errors caused by the input or the configuration: reported without a traceback
 USER_ERRORS = (RankedListFormatError, RankedListsError, DataUnavailableError, UnknownNameError, ValueError)
@@ -38,15 +41,25 @@ register_resolvers()
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def _hydra_main(cfg: DictConfig) -> float | None:
     from .job import run_job, summary  # heavy imports after Hydra parsed the command line
+    from .sweep import job_context
 
     register_resolvers()
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     container = OmegaConf.to_container(cfg, resolve=True)
+    context = job_context()
     try:
-        result = run_job(container, run_dir, resolved_yaml=OmegaConf.to_yaml(cfg, resolve=True))
-    except USER_ERRORS as exc:
-        print(f"xmlthresh: error: {exc}", file=sys.stderr)
-        if HydraConfig.get().mode.name == "RUN":
+        result = run_job(container, run_dir, resolved_yaml=OmegaConf.to_yaml(cfg, resolve=True), context=context)
+    except Exception as exc:
+        if context.get("multirun"):
+            # one failing job must not stop the sweep: its MLflow run is FAILED, the parent counts it
+            if isinstance(exc, USER_ERRORS):
+                log.error("job %s failed: %s", context.get("job_num"), exc)
+            else:
+                log.exception("job %s failed", context.get("job_num"))
+            print(f"xmlthresh: job {context.get('job_num')} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return None
+        if isinstance(exc, USER_ERRORS):
+            print(f"xmlthresh: error: {exc}", file=sys.stderr)
             sys.exit(1)
         raise
     print(summary(result))
@@ -65,3 +78,8 @@ def main() -> None:
         return
     load_plugins()
     _hydra_main()
+    from . import sweep
+
+    if sweep.last_sweep_failures:
+        print(f"xmlthresh: {sweep.last_sweep_failures} job(s) of the sweep failed (see MLflow)", file=sys.stderr)
+        sys.exit(1)

@@ -23,7 +23,9 @@ from .files import write_json_atomic, write_text_atomic
 from .plugins import load_plugins
 from .protocols import fit_and_evaluate
 from .strategies import STRATEGIES, BaseStrategy
-from .tracking import flatten, git_commit, numeric_metrics, tracked_run
+from .sweep import mark_resumed, parent_run_id
+from .tracking import (CONFIG_HASH_TAG, config_hash, finished_run_with_hash, flatten, git_commit, numeric_metrics,
+                       tracked_run)
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +46,16 @@ def build(plugin: type, params: Mapping[str, Any], what: str) -> Any:
     return plugin(**params)
 
 
-def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "") -> dict[str, Any]:
-    """Run the job described by ``cfg`` (strategy, dataset, ranker, protocol, beta, tracking)."""
+def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
+            context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Run the job described by ``cfg`` (strategy, dataset, ranker, protocol, beta, tracking).
+
+    ``context`` (from :func:`xmlthresh.sweep.job_context`) says whether the job is part of a sweep: then its
+    MLflow run is a child of the sweep's parent run, and a job whose configuration already FINISHED in an
+    earlier sweep is not run again (unless ``force``): its earlier result is copied instead.
+    """
     load_plugins()  # again here: sweep workers do not run the CLI's main()
+    context = dict(context or {})
     strategy_cfg = dict(cfg["strategy"])
     dataset_cfg = dict(cfg["dataset"])
     ranker_cfg = dict(cfg.get("ranker") or {})
@@ -56,21 +65,34 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "") -> d
     protocol = str(cfg.get("protocol", "oracle"))
     seed = int(cfg.get("seed", 0))
     tracking = cfg.get("tracking", {}) or {}
-    dataset = build(DATASETS.get(loader), dataset_cfg, f"dataset loader {loader!r}")
-    strategy: BaseStrategy = build(STRATEGIES.get(strategy_name), {"beta": beta, **strategy_cfg},
-                                   f"strategy {strategy_name!r}")
-    strategy._check_params()  # configuration errors before any work
+    enabled = bool(tracking.get("enabled", True))
+    experiment = str(tracking.get("experiment", "xmlthresh"))
+    digest = config_hash(cfg)
+    if context.get("multirun") and enabled and not cfg.get("force", False):
+        done = finished_run_with_hash(tracking.get("uri"), experiment, digest)
+        resumed = _resumed(done, run_dir, context, tracking.get("uri")) if done is not None else None
+        if resumed is not None:
+            return resumed
+    parent = parent_run_id(context["sweep_dir"]) if context.get("multirun") else None
+    dataset_name = dataset_cfg.get("name") or loader
 
     with tracked_run(
-        enabled=bool(tracking.get("enabled", True)),
+        enabled=enabled,
         uri=tracking.get("uri"),
-        experiment=str(tracking.get("experiment", "xmlthresh")),
-        run_name=f"{strategy_name}-{dataset.name}-{protocol}",
+        experiment=experiment,
+        run_name=f"{strategy_name}-{dataset_name}-{protocol}",
+        parent_run_id=parent,
+        tags={CONFIG_HASH_TAG: digest},
     ) as tracker:
+        # built inside the run: a configuration error is a FAILED run with its message, like any other
+        dataset = build(DATASETS.get(loader), dataset_cfg, f"dataset loader {loader!r}")
+        strategy: BaseStrategy = build(STRATEGIES.get(strategy_name), {"beta": beta, **strategy_cfg},
+                                       f"strategy {strategy_name!r}")
+        strategy._check_params()
         tracker.log_params(
             {"strategy": strategy_name, "dataset": dataset.name, "beta": beta, "protocol": protocol, "seed": seed,
              **flatten(strategy.get_params(), "strategy."), **flatten(dataset_cfg, "dataset."),
-             "dataset.loader": loader}
+             "dataset.loader": loader, **_parallelism(context)}
         )
         if resolved_yaml:
             tracker.log_text(resolved_yaml, "config.yaml")
@@ -93,6 +115,7 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "") -> d
             result = {**base, "skipped": True, "skip_reason": reason}
             tracker.set_tags({"skipped": reason})
             write_json_atomic(run_dir / "result.json", result)
+            tracker.log_artifact(run_dir / "result.json")
             return result
 
         warmup_seconds = 0.0
@@ -111,6 +134,39 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "") -> d
         tracker.log_metrics(numeric_metrics(result, exclude=_NOT_METRICS))
         tracker.log_artifact(thresholds_path)
         tracker.log_artifact(result_path)
+    return result
+
+
+def _parallelism(context: Mapping[str, Any]) -> dict[str, Any]:
+    """Thread counts and launcher: timings under different parallelism are not comparable."""
+    import numba
+    from threadpoolctl import threadpool_info
+
+    blas = max((pool.get("num_threads", 0) for pool in threadpool_info()), default=0)
+    return {"threads.numba": numba.get_num_threads(), "threads.blas": blas,
+            "launcher": context.get("launcher", "none")}
+
+
+def _resumed(run_id: str, run_dir: Path, context: Mapping[str, Any], uri: str | None) -> dict[str, Any] | None:
+    """A sweep job that already finished in an earlier sweep: copy its result instead of running it
+    (None when the earlier result cannot be read: then the job runs again)."""
+    import json
+
+    import mlflow
+
+    from .tracking import default_tracking_uri
+
+    mlflow.set_tracking_uri(uri or default_tracking_uri())
+    try:
+        local = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="result.json",
+                                                    dst_path=str(run_dir))
+    except Exception as exc:  # artifacts deleted or store moved: recompute rather than fail
+        log.warning("run %s finished but its result.json is unreadable (%s); running the job again", run_id, exc)
+        return None
+    result = {**json.loads(Path(local).read_text()), "resumed_from": run_id, "run_dir": str(run_dir)}
+    write_json_atomic(run_dir / "result.json", result)
+    mark_resumed(context["sweep_dir"], int(context.get("job_num", 0)), run_id)
+    log.info("already finished as run %s (force=true runs it again)", run_id)
     return result
 
 
@@ -151,6 +207,8 @@ def summary(result: Mapping[str, Any]) -> str:
             f"beta={result['beta']:g}")
     if result.get("skipped"):
         return f"{head}\n  skipped: {result['skip_reason']}"
+    if result.get("resumed_from"):
+        head += f" [already done: run {result['resumed_from']}]"
     where = " on the eval split" if result["protocol"] == "holdout" else ""
     lines = [
         f"{head} ({result['n_labels']} labels, {result['n_docs']} documents{where})",

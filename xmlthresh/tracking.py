@@ -7,6 +7,8 @@ location so every process (also parallel sweep workers) writes to the same place
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import math
 import os
@@ -121,14 +123,45 @@ def ensure_experiment(uri: str, name: str) -> str:
     return mlflow.create_experiment(name, artifact_location=artifact_root_for(uri))
 
 
+CONFIG_HASH_TAG = "xmlthresh.config_hash"
+
+
+def config_hash(cfg: Mapping[str, Any], ignore: tuple[str, ...] = ("hydra", "tracking", "force", "warm_up")) -> str:
+    """Fingerprint of what a job computes: the resolved config without bookkeeping keys."""
+    relevant = {key: value for key, value in cfg.items() if key not in ignore}
+    return hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def finished_run_with_hash(uri: str | None, experiment: str, digest: str) -> str | None:
+    """Id of a FINISHED run of ``experiment`` whose config hash is ``digest`` (for resuming sweeps)."""
+    import mlflow
+
+    _quiet_mlflow_logging()
+    client = mlflow.MlflowClient(uri or default_tracking_uri())
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        return None
+    runs = client.search_runs(
+        [found.experiment_id],
+        filter_string=f"tags.`{CONFIG_HASH_TAG}` = '{digest}' and attributes.status = 'FINISHED'",
+        max_results=1,
+    )
+    return runs[0].info.run_id if runs else None
+
+
 @contextmanager
 def tracked_run(
     enabled: bool,
     uri: str | None,
     experiment: str,
     run_name: str | None = None,
+    parent_run_id: str | None = None,
+    tags: Mapping[str, Any] | None = None,
 ) -> Iterator[Tracker]:
-    """An MLflow run for the duration of the block; an exception marks it FAILED (and is re-raised)."""
+    """An MLflow run for the duration of the block; an exception marks it FAILED (and is re-raised).
+
+    ``parent_run_id`` makes it a child of a sweep's parent run (created by another process).
+    """
     if not enabled:
         yield Tracker(None)
         return
@@ -138,9 +171,11 @@ def tracked_run(
 
     uri = uri or default_tracking_uri()
     experiment_id = ensure_experiment(uri, experiment)
-    run = mlflow.start_run(experiment_id=experiment_id, run_name=run_name)
+    run_tags = {"git_commit": git_commit(), "xmlthresh_version": __version__, **(tags or {})}
+    if parent_run_id:
+        run_tags["mlflow.parentRunId"] = parent_run_id
+    run = mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags={k: str(v) for k, v in run_tags.items()})
     tracker = Tracker(mlflow)
-    tracker.set_tags({"git_commit": git_commit(), "xmlthresh_version": __version__})
     try:
         yield tracker
     except BaseException as exc:

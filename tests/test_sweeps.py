@@ -1,0 +1,56 @@
+"""Multirun sweeps: one MLflow parent per sweep, one child per job, failures counted, resume, joblib."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import mlflow
+import pytest
+
+
+def sweep(home, *overrides: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "XMLTHRESH_HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "xmlthresh", "-m", *overrides], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def runs(home):
+    mlflow.set_tracking_uri(f"sqlite:///{home / 'runs' / 'mlflow.db'}")
+    return mlflow.search_runs(experiment_names=["xmlthresh"])
+
+
+def test_sweep_counts_failures_then_resumes_only_missing_jobs(isolated_home):
+    # beta=-1 is invalid: those two jobs fail, the two others must still run and be logged
+    first = sweep(isolated_home, "strategy=domain,independent", "dataset=counterexample", "beta=1,-1")
+    assert first.returncode == 1, first.stderr  # a failed job fails the sweep command, after all jobs ran
+    assert "2 job(s) of the sweep failed" in first.stderr
+    table = runs(isolated_home)
+    parent = table[table["tags.xmlthresh.sweep"] == "parent"].iloc[0]
+    children = table[table["tags.mlflow.parentRunId"] == parent["run_id"]]
+    assert sorted(children["status"]) == ["FAILED", "FAILED", "FINISHED", "FINISHED"]
+    assert children[children["status"] == "FAILED"]["tags.error"].str.contains("beta must be").all()
+    assert parent["status"] == "FAILED" and parent["metrics.n_failed"] == 2 and parent["metrics.n_finished"] == 2
+
+    again = sweep(isolated_home, "strategy=domain,independent,coordinate", "dataset=counterexample", "beta=1")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("already done") == 2  # domain and independent at beta=1 finished before
+    table = runs(isolated_home)
+    second = table[(table["tags.xmlthresh.sweep"] == "parent") & (table["run_id"] != parent["run_id"])].iloc[0]
+    assert second["metrics.n_resumed"] == 2 and second["metrics.n_children"] == 1
+    assert second["status"] == "FINISHED"
+
+    forced = sweep(isolated_home, "strategy=domain", "dataset=counterexample", "force=true")
+    assert forced.returncode == 0 and "already done" not in forced.stdout
+
+
+def test_joblib_sweep_logs_children_in_parallel_workers(isolated_home):
+    proc = sweep(isolated_home, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "strategy=domain,independent",
+                 "dataset=counterexample,synthetic")
+    assert proc.returncode == 0, proc.stderr
+    table = runs(isolated_home)
+    children = table[table["tags.mlflow.parentRunId"].notna()]
+    assert len(children) == 4 and set(children["status"]) == {"FINISHED"}
+    assert set(children["params.launcher"]) == {"hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"}
+    assert (children["params.threads.numba"].astype(int) >= 1).all()

@@ -1,0 +1,110 @@
+"""Sweeps (Hydra multirun) in MLflow: one parent run per sweep, one child run per job, resume.
+
+:class:`MlflowSweepCallback` runs in the launching process. Before any job starts it creates the store, the
+experiment and the parent run, and writes the parent's id to ``<sweep dir>/mlflow_parent_run_id`` -- every
+job, in whatever worker process, reads it from there and logs its run as a child. When the sweep ends, the
+parent records how many children finished, failed or were skipped, and how many jobs were resumed (already
+finished in an earlier sweep: a job whose configuration hash matches a FINISHED run is not run again
+unless ``force=true``). A sweep with a failed job ends FAILED and the command exits with code 1.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from hydra.core.hydra_config import HydraConfig
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+
+from .files import write_text_atomic
+from .tracking import default_tracking_uri, ensure_experiment, git_commit
+
+log = logging.getLogger(__name__)
+
+PARENT_FILE = "mlflow_parent_run_id"
+RESUMED_DIR = "resumed"
+
+#: failures of the last sweep finished in this process (read by the CLI to set the exit code)
+last_sweep_failures = 0
+
+
+def parent_run_id(sweep_dir: str | Path) -> str | None:
+    """The sweep's parent run id, when the callback created one."""
+    path = Path(sweep_dir) / PARENT_FILE
+    return path.read_text().strip() if path.is_file() else None
+
+
+def mark_resumed(sweep_dir: str | Path, job_num: int, run_id: str) -> None:
+    """Remember that job ``job_num`` was already done (its earlier run id), for the parent's counts."""
+    write_text_atomic(Path(sweep_dir) / RESUMED_DIR / f"{job_num}", run_id + "\n")
+
+
+class MlflowSweepCallback(Callback):
+    """Creates and closes the parent run of a sweep (see module docstring)."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        global last_sweep_failures
+        last_sweep_failures = 0
+        tracking = config.get("tracking", {})
+        if not tracking.get("enabled", True):
+            return
+        import mlflow
+
+        uri = tracking.get("uri") or default_tracking_uri()
+        experiment_id = ensure_experiment(uri, tracking.get("experiment", "xmlthresh"))
+        sweep_dir = Path(config.hydra.sweep.dir)
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        client = mlflow.MlflowClient(uri)
+        arguments = " ".join(config.hydra.overrides.task)
+        launcher = OmegaConf.select(config, "hydra.launcher._target_", default="?")
+        run = client.create_run(
+            experiment_id,
+            run_name=f"sweep {sweep_dir.name}",
+            tags={"xmlthresh.sweep": "parent", "sweep_dir": str(sweep_dir), "git_commit": git_commit(),
+                  "mlflow.note.content": f"python -m xmlthresh -m {arguments}"},
+        )
+        client.log_param(run.info.run_id, "arguments", arguments[:6000])
+        client.log_param(run.info.run_id, "launcher", launcher)
+        write_text_atomic(sweep_dir / PARENT_FILE, run.info.run_id + "\n")
+        log.info("sweep parent run %s in %s", run.info.run_id, uri)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        global last_sweep_failures
+        tracking = config.get("tracking", {})
+        sweep_dir = Path(config.hydra.sweep.dir)
+        parent = parent_run_id(sweep_dir)
+        if not tracking.get("enabled", True) or parent is None:
+            return
+        import mlflow
+
+        client = mlflow.MlflowClient(tracking.get("uri") or default_tracking_uri())
+        experiment_id = client.get_run(parent).info.experiment_id
+        children = client.search_runs([experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{parent}'",
+                                      max_results=50_000)
+        statuses = [child.info.status for child in children]
+        skipped = sum("skipped" in child.data.tags for child in children)
+        resumed = len(list((sweep_dir / RESUMED_DIR).glob("*"))) if (sweep_dir / RESUMED_DIR).is_dir() else 0
+        failed = statuses.count("FAILED")
+        counts = {"n_children": len(children), "n_finished": statuses.count("FINISHED"), "n_failed": failed,
+                  "n_skipped": skipped, "n_resumed": resumed}
+        for key, value in counts.items():
+            client.log_metric(parent, key, value)
+        client.set_terminated(parent, status="FAILED" if failed else "FINISHED")
+        last_sweep_failures = failed
+        log.info("sweep finished: %s", ", ".join(f"{k[2:]} {v}" for k, v in counts.items()))
+
+
+def job_context() -> dict[str, Any]:
+    """Where this job runs: multirun or not, its number, sweep dir, launcher (empty outside Hydra)."""
+    if not HydraConfig.initialized():
+        return {}
+    hydra_cfg = HydraConfig.get()
+    multirun = hydra_cfg.mode.name == "MULTIRUN"
+    return {
+        "multirun": multirun,
+        "job_num": int(hydra_cfg.job.num) if multirun else 0,
+        "sweep_dir": str(hydra_cfg.sweep.dir) if multirun else None,
+        "launcher": OmegaConf.select(hydra_cfg, "launcher._target_", default="?"),
+    }
