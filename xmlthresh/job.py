@@ -129,6 +129,10 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
         result = {**base, **evaluation, "warmup_seconds": warmup_seconds}
         thresholds_path = run_dir / "thresholds.csv"
         write_text_atomic(thresholds_path, thresholds_table(strategy, _label_ids(data)).to_csv(index=False))
+        if hasattr(strategy, "grid_table"):  # linearization_region: the grid with its rectangles
+            grid_path = run_dir / "grid.csv"
+            write_text_atomic(grid_path, strategy.grid_table().to_csv(index=False))
+            tracker.log_artifact(grid_path)
         result_path = run_dir / "result.json"
         write_json_atomic(result_path, result)
         tracker.log_metrics(numeric_metrics(result, exclude=_NOT_METRICS))

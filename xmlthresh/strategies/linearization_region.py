@@ -1,0 +1,163 @@
+"""``linearization_region``: Algorithm 2 of theory.md section 2 -- the error region of the linearisation.
+
+On the uniform (grid+1) x (grid+1) grid of (P0, R0) in [0, 1]^2 (rows: P0 = i/grid outer, R0 = j/grid
+inner, the layout of the reference program's ``result_<data>_<...>_KxK.txt``) each grid point gets
+
+* V(P0, R0): the first maximiser (in cut order) of the linear score R0^2 p + beta^2 P0^2 r per label,
+  averaged -- columns ``VP``, ``VR`` and ``F(V)`` = F_beta(VP, VR);
+* the neighbourhood rectangle [Pmin, Pmax] x [Rmin, Rmax]: per label the min/max of p and r over every cut
+  position (1..L_k and "predict all", not only the Pareto candidates) whose linear score is within
+  ``slack`` of the best, averaged over labels.
+
+Grid points that lie in their own rectangle form the region that holds every fixed point (every
+coordinate-wise maximum of F-macro); its spread is the reported error.
+
+**The slack (Taylor bound).** Moving one label from threshold tau to tau' moves X = (P, R) by
+Delta = (p' - p, r' - r) / n, |Delta_i| <= delta = 1/n. With D = beta^2 P + R,
+
+    grad F = (1 + b^2) / D^2 * (R^2, b^2 P^2),     Delta' H Delta = -2 (1 + b^2) b^2 (R dp - P dr)^2 / D^3.
+
+Taylor at X0 = (P0, R0) with the Lagrange remainder at some xi, |xi - X0|_inf <= delta:
+|F(X0 + Delta) - F(X0) - grad F(X0) . Delta| = (1 + b^2) b^2 (R_xi dp - P_xi dr)^2 / D_xi^3. With
+|R dp - P dr| <= delta (P + R), P_xi + R_xi <= P0 + R0 + 2 delta and D_xi >= D0 - (1 + b^2) delta:
+
+    eps = (1 + b^2) b^2 delta^2 (P0 + R0 + 2 delta)^2 / (D0 - (1 + b^2) delta)^3   if D0 > (1 + b^2) delta,
+    else eps = infinity.
+
+Threshold tau' of label k can beat its linear best response tau* (others fixed) only if the linear gain
+grad F(X0) . (Delta_tau' - Delta_tau*) = (1 + b^2) / (n D0^2) * (score(tau') - score(tau*)) is >= -2 eps
+(one remainder for each of the two moves from X0), i.e.
+
+    best - score(tau') <= slack = 2 n eps D0^2 / (1 + b^2).
+
+At beta = 1 this is exactly the reference program's eps = 2 delta^2 (P0+R0+2 delta)^2 / (P0+R0-2 delta)^3 and
+neighb = n eps (P0+R0)^2.
+
+**Conventions (matched to the reference outputs, tested to 1e-5 on every published grid).** Ties of the
+linear score go to the first position in cut order. For P0 > 0 that first maximiser is a vertex of the
+label's hull chain and V is computed exactly through :class:`~xmlthresh.strategies.linearization.LinearizedMap`
+(exact ties, e.g. on the diagonal P0 = R0, are not left to rounding); at P0 = 0 (weight on precision only) it
+is the smallest cut of maximal precision, taken over every position. "Predict all" replaces the list
+position m; with tied scores a cut cannot split the tie group of a relevant document (tie groups of
+irrelevant documents only are not recorded in ranked lists, so cuts inside them count as positions).
+(0, 0) has no direction: its row is NaN and it is never in the region.
+
+**Thresholds returned.** The linear best response (over the Pareto candidates) at the grid point whose V
+has the best F -- every such V is an achievable threshold vector. No bounds are certified.
+
+``info_``: ``n_grid_points``, ``region_size`` and, over the region, min/max and spread of P0, R0, F(P0, R0),
+the radius sqrt(P0^2 + R0^2) and the angle atan2(R0, P0) (``region_dP``, ``region_dR``, ``region_dF``,
+``region_dradius``, ``region_dangle``; None when the region is empty); ``grid_best_f``, ``grid_best_P0``,
+``grid_best_R0``. :meth:`grid_table` returns the whole grid in the reference's columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..data.candidates import Candidates
+from ..data.ranked_lists import RankedLists
+from ..metrics import f_beta
+from ._linearization_kernels import neighbourhood_rectangles, position_blocks
+from .base import ThresholdStrategy
+from .linearization import LinearizedMap
+from .registry import STRATEGIES
+
+#: columns of the reference program's grid files (``grid_table`` adds ``in_region``)
+GRID_COLUMNS = ("P0", "R0", "VP", "VR", "F(V)", "Pmin", "Pmax", "Rmin", "Rmax")
+
+
+def taylor_remainder_bound(p0, r0, n_labels: int, beta: float) -> np.ndarray:
+    """eps: bound on |F(X0 + Delta) - F(X0) - grad F(X0) . Delta| for |Delta_i| <= 1/n (module docstring);
+    +inf where D0 = beta^2 p0 + r0 <= (1 + beta^2) / n."""
+    p0, r0 = np.asarray(p0, dtype=np.float64), np.asarray(r0, dtype=np.float64)
+    b2 = beta * beta
+    delta = 1.0 / n_labels
+    margin = b2 * p0 + r0 - (1.0 + b2) * delta
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps = (1.0 + b2) * b2 * delta * delta * (p0 + r0 + 2.0 * delta) ** 2 / margin**3
+    return np.where(margin > 0, eps, np.inf)
+
+
+def taylor_slack(p0, r0, n_labels: int, beta: float) -> np.ndarray:
+    """The neighbourhood width of the linear score R0^2 p + beta^2 P0^2 r at (p0, r0): 2 n eps D0^2 / (1 + b^2)."""
+    p0, r0 = np.asarray(p0, dtype=np.float64), np.asarray(r0, dtype=np.float64)
+    b2 = beta * beta
+    d0 = b2 * p0 + r0
+    with np.errstate(invalid="ignore"):
+        slack = 2.0 * n_labels * taylor_remainder_bound(p0, r0, n_labels, beta) * d0 * d0 / (1.0 + b2)
+    return np.where(np.isnan(slack), np.inf, slack)
+
+
+@STRATEGIES.register("linearization_region")
+class LinearizationRegionStrategy(ThresholdStrategy):
+    """Extended linearisation: V and the neighbourhood rectangles on a grid, the region of fixed points."""
+
+    def __init__(self, beta: float = 1.0, grid: int = 100) -> None:
+        super().__init__(beta=beta)
+        self.grid = grid
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if not (isinstance(self.grid, (int, np.integer)) and not isinstance(self.grid, bool) and self.grid >= 1):
+            raise ValueError(f"grid must be an integer >= 1, got {self.grid!r}")
+
+    def grid_table(self) -> pd.DataFrame:
+        """One row per grid point (P0 outer, R0 inner) with the reference's columns and ``in_region``."""
+        self._check_fitted()
+        return pd.DataFrame({**{name: self.grid_[name] for name in GRID_COLUMNS}, "in_region": self.grid_["in_region"]})
+
+    def _choose(self, candidates: Candidates, lists: RankedLists) -> np.ndarray:
+        k = int(self.grid)
+        b2 = self.beta**2
+        i, j = np.meshgrid(np.arange(k + 1), np.arange(k + 1), indexing="ij")
+        i, j = i.ravel(), j.ravel()
+        p0, r0 = i / k, j / k
+        weight_p, weight_r = r0 * r0, b2 * (p0 * p0)
+        slack = taylor_slack(p0, r0, lists.n_labels, self.beta)
+        blocks = position_blocks(
+            lists.relevant_rank, lists.cut_of_relevant, lists.label_ptr, lists.list_length, lists.n_relevant,
+            lists.num_docs, lists.include_predict_all,
+        )
+        first_p, first_r, pmin, pmax, rmin, rmax = neighbourhood_rectangles(
+            *blocks, lists.n_relevant, weight_p, weight_r, slack
+        )
+        # V: exact first maximiser through the hull chains where P0 > 0, over every position where P0 = 0
+        vmap = LinearizedMap.build(candidates, self.beta)
+        ratio = np.where(j > 0, b2 * (i * i) / np.maximum(j * j, 1), np.inf)
+        states = vmap.state_at_ratio(ratio)
+        vp = np.where(i > 0, vmap.mean_p[states], first_p)
+        vr = np.where(i > 0, vmap.mean_r[states], first_r)
+        origin = (i == 0) & (j == 0)
+        columns = {"P0": p0, "R0": r0, "VP": vp, "VR": vr, "F(V)": f_beta(vp, vr, self.beta),
+                   "Pmin": pmin, "Pmax": pmax, "Rmin": rmin, "Rmax": rmax}
+        for name in GRID_COLUMNS[2:]:
+            columns[name] = np.where(origin, np.nan, columns[name])
+        in_region = ~origin & (pmin <= p0) & (p0 <= pmax) & (rmin <= r0) & (r0 <= rmax)
+        self.grid_ = {**columns, "in_region": in_region, "slack": slack}
+        self._region_info(p0, r0, in_region)
+
+        # returned thresholds: the Pareto linear best response with the best F over the grid
+        pareto_f = np.where(origin, -np.inf, vmap.f(states))
+        best = int(np.argmax(pareto_f))
+        self.info_.update(
+            n_grid_points=int(len(p0) - 1),
+            grid_best_f=float(pareto_f[best]),
+            grid_best_P0=float(p0[best]),
+            grid_best_R0=float(r0[best]),
+        )
+        return vmap.choice(int(states[best]))
+
+    def _region_info(self, p0: np.ndarray, r0: np.ndarray, in_region: np.ndarray) -> None:
+        """Spread of the region (min, max, max - min) of P0, R0, F, radius and angle; None when empty."""
+        self.info_["region_size"] = int(np.count_nonzero(in_region))
+        values = {
+            "P": p0, "R": r0, "F": f_beta(p0, r0, self.beta), "radius": np.hypot(p0, r0), "angle": np.arctan2(r0, p0),
+        }
+        for name, value in values.items():
+            inside = value[in_region]
+            low, high = (float(inside.min()), float(inside.max())) if len(inside) else (None, None)
+            self.info_[f"region_{name}_min"] = low
+            self.info_[f"region_{name}_max"] = high
+            self.info_[f"region_d{name}"] = None if low is None else high - low
