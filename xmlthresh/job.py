@@ -133,6 +133,11 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
             grid_path = run_dir / "grid.csv"
             write_text_atomic(grid_path, strategy.grid_table().to_csv(index=False))
             tracker.log_artifact(grid_path)
+        if cfg.get("plots", True) and hasattr(strategy, "fit_lists_"):
+            from .plots import save_run_plots
+
+            for path in save_run_plots(strategy.fit_lists_, strategy, beta, run_dir):
+                tracker.log_artifact(path)
         result_path = run_dir / "result.json"
         write_json_atomic(result_path, result)
         tracker.log_metrics(numeric_metrics(result, exclude=_NOT_METRICS))

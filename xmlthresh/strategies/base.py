@@ -143,6 +143,7 @@ class ThresholdStrategy(BaseStrategy):
         cuts = np.zeros(lists.n_labels, dtype=np.int64)
         cuts[kept] = candidates.cut[choice]
         self.cuts_ = cuts
+        self.fit_lists_ = lists  # a reference (for plots and diagnostics), not a copy
         self.kept_labels_ = kept
         self.n_labels_dropped_ = int(np.count_nonzero(~kept))
         self.n_candidates_ = candidates.n_candidates

@@ -1,0 +1,33 @@
+"""Plots: every picture of a run is written (and readable as PNG) for ranked-list strategies."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xmlthresh.datasets.synthetic import generate_ranked_lists
+from xmlthresh.plots import achievable_set, save_run_plots
+from xmlthresh.strategies import STRATEGIES
+
+PNG = b"\x89PNG"
+
+
+def test_run_plots_are_written(tmp_path):
+    lists = generate_ranked_lists(n_labels=30, num_docs=200, seed=1)
+    for name, expected in (("domain", {"domain", "argv", "per_label_pr", "pr_curves"}),
+                           ("linearization_region", {"domain", "argv", "per_label_pr", "pr_curves", "error_map"})):
+        params = {"grid": 10} if name == "linearization_region" else {}
+        model = STRATEGIES.get(name)(**params).fit(lists)
+        out = tmp_path / name
+        out.mkdir()
+        paths = save_run_plots(lists, model, 1.0, out)
+        assert {p.stem for p in paths} == expected
+        assert all(p.read_bytes().startswith(PNG) for p in paths)
+
+
+def test_small_instances_show_every_threshold_vector():
+    from xmlthresh.data.ranked_lists import RankedLists
+
+    lists = RankedLists.from_relevance_lists([[1, 0, 0, 1], [1, 0, 1, 0]], [2, 2], num_docs=4)
+    fig = achievable_set(lists, 1.0, cuts=np.array([1, 3]))
+    scatter = fig.axes[0].collections[-1]
+    assert len(scatter.get_offsets()) == 4  # 2 Pareto candidates per label

@@ -1,0 +1,195 @@
+"""Pictures of a fitted threshold problem (matplotlib, Agg): saved as PNG and logged as MLflow artifacts.
+
+* ``domain.png`` -- the achievable set D(V) of (P, R) (all threshold vectors for small n, a seeded sample
+  otherwise), the boundary of its convex hull (the Minkowski sum of the label chains), F level lines, the
+  returned point and the hull maximiser (the certified upper bound);
+* ``argv.png`` -- ArgV, the angle of V against the input angle, with the identity: a fixed point where they
+  cross, a jump where there is none;
+* ``pr_curves.png`` -- precision-recall curves of sample labels (the most frequent) with the chosen cuts;
+* ``per_label_pr.png`` -- per-label (p_k, r_k) at the F-macro optimum (domain) vs at the macro-F optimum
+  (independent);
+* ``error_map.png`` -- the grid of ``linearization_region``: F(V) per grid point and the error region.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .data.candidates import build_candidates
+from .data.ranked_lists import RankedLists
+from .files import write_bytes_atomic
+from .metrics import f_beta
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _level_lines(ax, beta: float, levels=None) -> None:
+    grid = np.linspace(1e-3, 1, 200)
+    P, R = np.meshgrid(grid, grid)
+    contour = ax.contour(P, R, f_beta(P, R, beta), levels=levels or np.linspace(0.1, 0.9, 9), colors="0.75",
+                         linewidths=0.7)
+    ax.clabel(contour, fontsize=7, fmt="%.1f")
+
+
+def achievable_set(lists: RankedLists, beta: float, cuts: np.ndarray | None = None, max_points: int = 20_000,
+                   seed: int = 0):
+    """Figure of D(V), its hull boundary, level lines, the returned point and the hull maximiser."""
+    from .strategies.linearization import LinearizedMap
+
+    plt = _pyplot()
+    kept = lists if np.all(lists.n_relevant > 0) else lists.with_relevant_only()[0]
+    cands = build_candidates(kept)
+    p, r = cands.precision, cands.recall
+    counts = np.diff(cands.cand_ptr)
+    rng = np.random.default_rng(seed)
+    total = float(np.prod(counts.astype(float)))
+    if total <= max_points:  # every threshold vector
+        grids = np.meshgrid(*[np.arange(c) for c in counts], indexing="ij")
+        choice = np.stack([g.ravel() for g in grids], axis=1) + cands.cand_ptr[:-1]
+        title = f"all {int(total)} threshold vectors"
+    else:
+        n_points = max(10, min(max_points, 20_000_000 // kept.n_labels))  # bounded memory for 10^5+ labels
+        choice = (rng.random((n_points, kept.n_labels)) * counts).astype(np.int64) + cands.cand_ptr[:-1]
+        title = f"{n_points} random threshold vectors"
+    points_p, points_r = p[choice].mean(axis=1), r[choice].mean(axis=1)
+    vmap = LinearizedMap.build(cands, beta)
+    fig, ax = plt.subplots(figsize=(5.2, 5))
+    _level_lines(ax, beta)
+    ax.scatter(points_p, points_r, s=2, color="tab:blue", alpha=0.35, label=f"D(V): {title}")
+    ax.plot(vmap.mean_p, vmap.mean_r, color="black", lw=1, label="convex hull boundary (Minkowski sum)")
+    best = int(np.argmax(vmap.f(np.arange(len(vmap.mean_p)))))
+    ax.plot(vmap.mean_p[best], vmap.mean_r[best], "*", color="tab:red", ms=12, label="best hull state")
+    if cuts is not None:
+        from .metrics import evaluate_cuts
+
+        kept_cuts = np.asarray(cuts)[lists.n_relevant > 0]
+        m = evaluate_cuts(kept, kept_cuts, beta)
+        ax.plot(m["precision"], m["recall"], "o", mfc="none", color="tab:green", ms=10,
+                label=f"returned thresholds (F = {m['f_macro']:.6f})")
+    ax.set_xlabel("mean precision P")
+    ax.set_ylabel("mean recall R")
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_title(f"{lists.name or 'data'}: achievable (P, R), beta = {beta:g}", fontsize=10)
+    ax.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def argv_plot(lists: RankedLists, beta: float, n_angles: int = 2000):
+    """Figure of ArgV(theta) against the identity."""
+    from .strategies.linearization import LinearizedMap
+
+    plt = _pyplot()
+    kept = lists if np.all(lists.n_relevant > 0) else lists.with_relevant_only()[0]
+    vmap = LinearizedMap.build(build_candidates(kept), beta)
+    theta = np.linspace(1e-4, np.pi / 2 - 1e-4, n_angles)
+    arg_v = vmap.angle(vmap.state_at_angle(theta))
+    fig, ax = plt.subplots(figsize=(5, 4.2))
+    ax.plot(theta, arg_v, drawstyle="steps-post", label="ArgV")
+    ax.plot([0, np.pi / 2], [0, np.pi / 2], "--", color="0.5", label="identity")
+    ax.set_xlabel("angle of (P0, R0)")
+    ax.set_ylabel("angle of V(P0, R0)")
+    ax.set_title(f"{lists.name or 'data'}: linearised map, beta = {beta:g}", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def pr_curves(lists: RankedLists, cuts: np.ndarray, n_labels: int = 6):
+    """Precision-recall curves of the most frequent labels over every cut of their lists, chosen cut marked."""
+    plt = _pyplot()
+    order = np.argsort(-lists.n_relevant, kind="stable")[:n_labels]
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))
+    for k in order:
+        length = int(lists.list_length[k])
+        ranks = lists.relevant_rank[lists.label_ptr[k]:lists.label_ptr[k + 1]]
+        positions = np.arange(1, length + 1)
+        tp = np.searchsorted(ranks, positions, side="right")
+        line, = ax.plot(tp / lists.n_relevant[k], tp / positions, lw=1, label=f"label {lists.label_ids[k]}")
+        cut = int(cuts[k])
+        if 0 < cut <= length:
+            ax.plot(tp[cut - 1] / lists.n_relevant[k], tp[cut - 1] / cut, "o", color=line.get_color())
+        elif cut == lists.num_docs:
+            ax.plot(1.0, lists.n_relevant[k] / lists.num_docs, "s", color=line.get_color())
+    ax.set_xlabel("recall")
+    ax.set_ylabel("precision")
+    ax.set_title("PR curves of frequent labels (markers: chosen cuts)", fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def per_label_pr(lists: RankedLists, beta: float, max_points: int = 20_000, seed: int = 0):
+    """Per-label (p_k, r_k) at the F-macro optimum (domain) and at the macro-F optimum (independent)."""
+    from .metrics import per_label_precision_recall, true_positives_at_cuts
+    from .strategies import STRATEGIES
+
+    plt = _pyplot()
+    kept = lists if np.all(lists.n_relevant > 0) else lists.with_relevant_only()[0]
+    fig, ax = plt.subplots(figsize=(5.2, 5))
+    rng = np.random.default_rng(seed)
+    shown = rng.permutation(kept.n_labels)[:max_points]
+    for name, marker, color in (("independent", "x", "tab:orange"), ("domain", ".", "tab:blue")):
+        model = STRATEGIES.get(name)(beta=beta).fit(kept)
+        p, r = per_label_precision_recall(true_positives_at_cuts(kept, model.cuts_), model.cuts_, kept.n_relevant)
+        target = "macro-F optimum" if name == "independent" else "F-macro optimum"
+        ax.scatter(p[shown], r[shown], s=10, marker=marker, color=color, alpha=0.6,
+                   label=f"{name} ({target}): P {p.mean():.3f}, R {r.mean():.3f}")
+    ax.set_xlabel("precision of the label")
+    ax.set_ylabel("recall of the label")
+    ax.set_title("per-label operating points", fontsize=10)
+    ax.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def error_map(grid) -> Any:
+    """F(V) on the grid of ``linearization_region`` with the error region (points inside their rectangle)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    valid = np.isfinite(grid["F(V)"].to_numpy())
+    image = ax.scatter(grid["P0"][valid], grid["R0"][valid], c=grid["F(V)"][valid], s=12, cmap="viridis")
+    region = grid["in_region"].to_numpy(dtype=bool)
+    ax.scatter(grid["P0"][region], grid["R0"][region], s=40, facecolors="none", edgecolors="red", label="error region")
+    fig.colorbar(image, ax=ax, label="F(V)")
+    ax.set_xlabel("P0")
+    ax.set_ylabel("R0")
+    ax.set_title("linearisation grid: F(V) and the region holding every fixed point", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def save_run_plots(lists: RankedLists, strategy: Any, beta: float, out_dir: Path) -> list[Path]:
+    """Every plot that applies to a fitted ranked-list strategy, saved into ``out_dir``; returns the paths."""
+    plt = _pyplot()
+    figures = {
+        "domain.png": lambda: achievable_set(lists, beta, cuts=getattr(strategy, "cuts_", None)),
+        "argv.png": lambda: argv_plot(lists, beta),
+        "per_label_pr.png": lambda: per_label_pr(lists, beta),
+    }
+    if hasattr(strategy, "cuts_"):
+        figures["pr_curves.png"] = lambda: pr_curves(lists, strategy.cuts_)
+    if hasattr(strategy, "grid_table"):
+        figures["error_map.png"] = lambda: error_map(strategy.grid_table())
+    paths = []
+    for name, make in figures.items():
+        fig = make()
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=110)
+        plt.close(fig)
+        write_bytes_atomic(out_dir / name, buffer.getvalue())
+        paths.append(out_dir / name)
+    return paths
