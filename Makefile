@@ -31,7 +31,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 ui: $(STAMP)
-	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(abspath runs/mlflow.db) --host 127.0.0.1 --port 5000 --workers 1
+	$(BIN)/python -m xmlthresh.ui $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
