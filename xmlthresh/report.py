@@ -31,9 +31,18 @@ KEYS = ["dataset", "protocol", "strategy", "beta"]
 METRICS = ["f_macro", "macro_f", "micro_f", "lower_bound", "upper_bound", "gap", "fit_seconds"]
 
 
+#: params that describe the machine or the bookkeeping, never a dimension of a comparison
+_NOT_KEYS = ("seed", "launcher", "threads.numba", "threads.blas", "strategy.beta")
+
+
 def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str | None = None,
-              latest_sweep: bool = False) -> pd.DataFrame:
-    """One row per finished, non-skipped job run: its keys (params) and metrics."""
+              latest_sweep: bool = False, metrics: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per finished, non-skipped job run: its keys (params) and metrics.
+
+    Besides dataset, protocol, strategy and beta, every other param that varies among the selected runs
+    (e.g. ``dataset.first_n_labels`` or ``strategy.n_angles`` in a sweep) becomes a key column;
+    ``runs.attrs["keys"]`` lists the key columns. ``metrics`` adds metrics beyond the default ones.
+    """
     import mlflow
 
     mlflow.set_tracking_uri(uri or default_tracking_uri())
@@ -52,26 +61,40 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
         runs = runs[runs["tags.skipped"].isna()]
     if "tags.xmlthresh.sweep" in runs:
         runs = runs[runs["tags.xmlthresh.sweep"].isna()]
-    table = pd.DataFrame({key: runs.get(f"params.{key}") for key in KEYS + ["seed"]})
-    for metric in METRICS:
+    swept = [column[len("params."):] for column in runs.columns
+             if column.startswith("params.") and column[len("params."):] not in KEYS + list(_NOT_KEYS)
+             and runs[column].nunique(dropna=True) > 1]
+    table = pd.DataFrame({key: runs.get(f"params.{key}") for key in KEYS + sorted(swept) + ["seed"]})
+    for metric in dict.fromkeys([*METRICS, *metrics]):
         table[metric] = runs.get(f"metrics.{metric}", pd.Series(np.nan, index=runs.index))
     table["protocol"] = table["protocol"].fillna("oracle")
     table["seed"] = table["seed"].fillna("0")
     table["beta"] = pd.to_numeric(table["beta"])
+    for key in swept:  # numeric sweep values sort as numbers
+        numeric = pd.to_numeric(table[key], errors="coerce")
+        if numeric.notna().all():
+            table[key] = numeric
     table["run_id"] = runs["run_id"]
-    return table.reset_index(drop=True)
+    table = table.reset_index(drop=True)
+    table.attrs["keys"] = KEYS + sorted(swept)
+    table.attrs["metrics"] = list(dict.fromkeys([*METRICS, *metrics]))
+    return table
 
 
 def comparison(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean over seeds (repetitions) per dataset x protocol x strategy x beta, with standard errors."""
+    """Mean over seeds (repetitions) per key combination, with the standard error of F-macro."""
     if runs.empty:
         return pd.DataFrame()
-    grouped = runs.groupby(KEYS, dropna=False)
-    table = grouped[METRICS].mean()
+    keys = runs.attrs.get("keys", KEYS)
+    metrics = runs.attrs.get("metrics", METRICS)
+    grouped = runs.groupby(keys, dropna=False)
+    table = grouped[metrics].mean()
     table["n_runs"] = grouped.size()
     sem = grouped["f_macro"].sem(ddof=1)
     table["f_macro_se"] = sem.where(table["n_runs"] > 1)
-    return table.reset_index().sort_values(KEYS)
+    table = table.reset_index().sort_values(keys)
+    table.attrs.update(runs.attrs)
+    return table
 
 
 def paired_differences(runs: pd.DataFrame, reference: str = "domain") -> pd.DataFrame:
@@ -136,7 +159,8 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     out_dir.mkdir(parents=True, exist_ok=True)
     table = comparison(runs)
     diffs = paired_differences(runs, reference)
-    shown = table[[c for c in KEYS + METRICS + ["f_macro_se", "n_runs"] if c in table]] if not table.empty else table
+    columns = table.attrs.get("keys", KEYS) + table.attrs.get("metrics", METRICS) + ["f_macro_se", "n_runs"]
+    shown = table[[c for c in columns if c in table and table[c].notna().any()]] if not table.empty else table
     markdown = f"# {title}\n\n{to_markdown(shown)}"
     if not diffs.empty:
         markdown += f"\n## Paired differences to `{reference}` (F-macro)\n\n{to_markdown(diffs)}"
@@ -167,8 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--all", action="store_true", help="every finished run of the experiment")
     parser.add_argument("--reference", default="domain", help="strategy the paired differences refer to")
     parser.add_argument("--out", default=None, help="output directory (default: runs/reports/<sweep or all>)")
+    parser.add_argument("--metrics", nargs="*", default=[], help="extra metrics to show (e.g. region_dF)")
     args = parser.parse_args(argv)
-    runs = load_runs(args.uri, args.experiment, sweep=args.sweep, latest_sweep=not args.all)
+    runs = load_runs(args.uri, args.experiment, sweep=args.sweep, latest_sweep=not args.all, metrics=args.metrics)
     from .paths import runs_dir
 
     out = Path(args.out) if args.out else runs_dir() / "reports" / (args.sweep or ("all" if args.all else "latest"))

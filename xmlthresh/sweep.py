@@ -94,6 +94,24 @@ class MlflowSweepCallback(Callback):
         client.set_terminated(parent, status="FAILED" if failed else "FINISHED")
         last_sweep_failures = failed
         log.info("sweep finished: %s", ", ".join(f"{k[2:]} {v}" for k, v in counts.items()))
+        report = config.get("report", {}) or {}
+        if report.get("enabled", False):
+            self._write_report(config, parent, client, sweep_dir, report)
+
+    @staticmethod
+    def _write_report(config: DictConfig, parent: str, client: Any, sweep_dir: Path, report: Any) -> None:
+        """The comparison table of this sweep, in ``<sweep dir>/report/`` and as artifacts of the parent."""
+        from .report import load_runs, write_report
+
+        tracking = config.get("tracking", {})
+        runs = load_runs(tracking.get("uri"), tracking.get("experiment", "xmlthresh"), sweep=parent,
+                         metrics=list(report.get("metrics", []) or []))
+        paths = write_report(runs, sweep_dir / "report", reference=report.get("reference", "domain"),
+                             title=report.get("title", "xmlthresh sweep"))
+        for path in paths.values():
+            client.log_artifact(parent, str(path))
+        print(paths["markdown"].read_text())
+        print(f"report: {paths['html']}")
 
 
 def job_context() -> dict[str, Any]:
