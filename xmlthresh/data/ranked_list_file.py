@@ -4,8 +4,13 @@
 
 ``size`` is s_k, the number of relevant documents of the label in the whole evaluation set; ``b_i`` is 1
 when the i-th document of the ranker's order for that label is relevant, else 0. Documents carry no ids.
-Blank lines are ignored. The whole file is parsed in one numba pass over its bytes (no Python loop over
-tokens), keeping only the positions of the 1s, the list length and the size of every label.
+Blank lines are ignored.
+
+Plain files, zip members (read without unpacking, e.g. ``WikiXML_no_empty.zip``) and in-memory bytes go
+through one code path: the source is streamed in blocks of complete lines (:mod:`.streaming`) and one
+numba kernel parses each block, keeping only the positions of the 1s, the list length and the size of
+every label -- no Python object per line or token. With ``cache=True`` the parsed lists are stored in the
+derived-cache directory (:mod:`.cache`) and later reads load them from there.
 
 Every malformed input raises :class:`RankedListFormatError` naming the file, the line and the problem.
 """
@@ -19,6 +24,7 @@ import numba
 import numpy as np
 
 from .ranked_lists import RankedLists
+from .streaming import DEFAULT_CHUNK_SIZE, DataSource, bytes_blocks, line_blocks, open_source
 
 log = logging.getLogger(__name__)
 
@@ -37,16 +43,30 @@ def read_ranked_lists(
     num_docs: int | None = None,
     include_predict_all: bool = True,
     name: str | None = None,
+    *,
+    member: str | None = None,
+    cache: bool = False,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    progress: bool = True,
 ) -> RankedLists:
-    """Parse ``path`` into :class:`RankedLists`.
+    """Parse ``path`` -- a ranked-list file, or a zip archive holding one -- into :class:`RankedLists`.
 
     ``num_docs`` is m, the number of documents of the evaluation set. It is required when lists are
     truncated; when omitted, every list must have the same length L and m = L (complete lists).
+    ``member`` picks the file inside a zip (default: its only file). ``cache=True`` loads the parsed lists
+    from the derived-cache directory when the source is unchanged, else parses and stores them there.
+    ``chunk_size`` bytes are read at a time; ``progress`` shows the progress of long reads.
     """
     path = Path(path)
-    data = path.read_bytes()
-    return parse_ranked_lists(data, source=str(path), num_docs=num_docs,
-                              include_predict_all=include_predict_all, name=name or path.stem)
+    name = name or path.stem
+    if cache:
+        from .cache import cached_parse  # local import: cache imports this module's parser
+
+        return cached_parse(path, num_docs=num_docs, member=member, include_predict_all=include_predict_all,
+                            name=name, chunk_size=chunk_size, progress=progress)
+    source = open_source(path, member)
+    return parse_source(source, num_docs=num_docs, include_predict_all=include_predict_all, name=name,
+                        chunk_size=chunk_size, progress=progress)
 
 
 def parse_ranked_lists(
@@ -55,55 +75,104 @@ def parse_ranked_lists(
     num_docs: int | None = None,
     include_predict_all: bool = True,
     name: str = "",
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
 ) -> RankedLists:
     """Parse the bytes of a ranked-list file (``source`` names it in error messages)."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-    max_ones = int(np.count_nonzero(buf == ord("1")))
-    max_lines = int(np.count_nonzero(buf == ord("\n"))) + 1
-    result = _parse(buf, max_lines, max_ones)
-    (ids, sizes, lengths, label_ptr, ranks, line_of_label, n_labels, err, err_line, err_token) = result
-    if err != _OK:
-        raise RankedListFormatError(_describe_error(data, source, err, err_line, err_token))
-    if n_labels == 0:
-        raise RankedListFormatError(f"{source}: the file is empty (no ranked lists)")
-    ids, sizes, lengths = ids[:n_labels], sizes[:n_labels], lengths[:n_labels]
-    label_ptr, line_of_label = label_ptr[: n_labels + 1], line_of_label[:n_labels]
-    ranks = ranks[: label_ptr[-1]]
+    parser = _BlockParser(source)
+    for block in bytes_blocks(data, chunk_size):
+        parser.feed(block)
+    return parser.result(num_docs, include_predict_all, name)
 
-    if num_docs is None:
-        if np.any(lengths != lengths[0]):
-            k = int(np.flatnonzero(lengths != lengths[0])[0])
+
+def parse_source(
+    source: DataSource,
+    num_docs: int | None = None,
+    include_predict_all: bool = True,
+    name: str = "",
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    progress: bool = True,
+) -> RankedLists:
+    """Stream ``source`` (a plain file or a zip member) through the parsing kernel."""
+    parser = _BlockParser(source.display)
+    with line_blocks(source, chunk_size, progress) as blocks:
+        for block in blocks:
+            parser.feed(block)
+    return parser.result(num_docs, include_predict_all, name)
+
+
+class _BlockParser:
+    """Accumulates the kernel's output over blocks of complete lines; checks the whole at the end."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.line_no = 0  # lines consumed so far
+        self.parts: list[tuple[np.ndarray, ...]] = []
+
+    def feed(self, block: memoryview) -> None:
+        buf = np.frombuffer(block, dtype=np.uint8)
+        *arrays, err, err_line, err_token, err_start, self.line_no = _parse_lines(buf, self.line_no)
+        if err != _OK:
+            end = bytes(block).find(b"\n", err_start)
+            line = bytes(block[err_start: end if end >= 0 else len(block)])
+            raise RankedListFormatError(_describe_error(line, self.source, err, err_line, err_token))
+        if len(arrays[0]):
+            self.parts.append(tuple(arrays))
+
+    def result(self, num_docs: int | None, include_predict_all: bool, name: str) -> RankedLists:
+        source = self.source
+        if not self.parts:
+            raise RankedListFormatError(f"{source}: the file is empty (no ranked lists)")
+        ids, sizes, lengths, line_of_label, ones_of_label, ranks = (
+            np.concatenate(column) if len(self.parts) > 1 else column[0] for column in zip(*self.parts)
+        )
+        label_ptr = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(ones_of_label, out=label_ptr[1:])
+        self.parts = []
+
+        if num_docs is None:
+            if np.any(lengths != lengths[0]):
+                k = int(np.flatnonzero(lengths != lengths[0])[0])
+                raise RankedListFormatError(
+                    f"{source} line {line_of_label[k]}: lists have different lengths ({lengths[0]} and "
+                    f"{lengths[k]}); pass num_docs (the number of documents of the evaluation set)"
+                )
+            num_docs = int(lengths[0])
+        if num_docs < 1:
+            raise RankedListFormatError(f"{source}: num_docs must be >= 1, got {num_docs}")
+        too_long = lengths > num_docs
+        if np.any(too_long):
+            k = int(np.flatnonzero(too_long)[0])
             raise RankedListFormatError(
-                f"{source} line {line_of_label[k]}: lists have different lengths ({lengths[0]} and "
-                f"{lengths[k]}); pass num_docs (the number of documents of the evaluation set)"
+                f"{source} line {line_of_label[k]}: list of {lengths[k]} documents is longer than "
+                f"num_docs = {num_docs} ({int(np.count_nonzero(too_long))} list(s) affected)"
             )
-        num_docs = int(lengths[0])
-    if num_docs < 1:
-        raise RankedListFormatError(f"{source}: num_docs must be >= 1, got {num_docs}")
-    too_long = lengths > num_docs
-    if np.any(too_long):
-        k = int(np.flatnonzero(too_long)[0])
-        raise RankedListFormatError(
-            f"{source} line {line_of_label[k]}: list of {lengths[k]} documents is longer than "
-            f"num_docs = {num_docs} ({int(np.count_nonzero(too_long))} list(s) affected)"
-        )
-    unranked = (lengths == num_docs) & (sizes > np.diff(label_ptr))
-    if np.any(unranked):
-        k = int(np.flatnonzero(unranked)[0])
-        log.warning(
-            "%s: %d complete list(s) hold fewer relevant documents than their size (first: line %d, %d of %d); "
-            "their missing relevant documents count as never ranked (reachable only by 'predict all')",
-            source, int(np.count_nonzero(unranked)), line_of_label[k], label_ptr[k + 1] - label_ptr[k], sizes[k],
-        )
-    return RankedLists(ranks, label_ptr, lengths, sizes, num_docs, label_ids=ids,
-                       include_predict_all=include_predict_all, name=name)
+        lists = RankedLists(ranks, label_ptr, lengths, sizes, num_docs, label_ids=ids,
+                            include_predict_all=include_predict_all, name=name)
+        warn_unranked(lists, source, line_of_label)
+        return lists
 
 
-def _describe_error(data: bytes, source: str, err: int, line_no: int, token_no: int) -> str:
-    lines = data.split(b"\n")
-    line = lines[line_no - 1] if 0 < line_no <= len(lines) else b""
+def warn_unranked(lists: RankedLists, source: str, line_of_label: np.ndarray | None = None) -> None:
+    """Log a warning when complete lists hold fewer relevant documents than their size (a ranker that left
+    documents unranked); the first affected label is named by its line, else by its id."""
+    unranked = (lists.list_length == lists.num_docs) & (lists.n_relevant > lists.n_relevant_in_list)
+    if not np.any(unranked):
+        return
+    k = int(np.flatnonzero(unranked)[0])
+    first = f"line {line_of_label[k]}" if line_of_label is not None else f"label {lists.label_ids[k]}"
+    log.warning(
+        "%s: %d complete list(s) hold fewer relevant documents than their size (first: %s, %d of %d); "
+        "their missing relevant documents count as never ranked (reachable only by 'predict all')",
+        source, int(np.count_nonzero(unranked)), first, lists.n_relevant_in_list[k], lists.n_relevant[k],
+    )
+
+
+def _describe_error(line: bytes, source: str, err: int, line_no: int, token_no: int) -> str:
+    """The message for kernel error ``err`` in ``line`` (the bytes of line ``line_no``, without newline)."""
     tokens = line.split()
     token = tokens[token_no - 1].decode(errors="replace") if 0 < token_no <= len(tokens) else ""
+    if len(token) > 40:
+        token = token[:40] + "..."
     where = f"{source} line {line_no}"
     if err == _BAD_TOKEN:
         return f"{where}: token {token_no} ({token!r}) is not 0 or 1 (relevance of list position {token_no - 2})"
@@ -118,68 +187,107 @@ def _describe_error(data: bytes, source: str, err: int, line_no: int, token_no: 
     return f"{where}: malformed line"
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _is_space(c):
     return c == 32 or c == 9 or c == 13  # space, tab, carriage return
 
 
-@numba.njit(cache=True)
-def _parse(buf, max_lines, max_ones):
-    """One pass over the bytes. Returns arrays (over-allocated) plus error code, line and token number."""
-    ids = np.empty(max_lines, dtype=np.int64)
-    sizes = np.empty(max_lines, dtype=np.int64)
-    lengths = np.empty(max_lines, dtype=np.int64)
-    label_ptr = np.zeros(max_lines + 1, dtype=np.int64)
-    line_of_label = np.empty(max_lines, dtype=np.int64)
-    ranks = np.empty(max_ones, dtype=np.int64)
+@numba.njit(cache=True, nogil=True)
+def _parse_lines(buf, line_no):
+    """Parse a block of complete lines (the last one may lack its newline); ``line_no`` lines came before.
+
+    Returns (class_id, size, list_length, line number, number of 1s) per label, the 1-based list positions
+    of all 1s (label after label), then the error code, its line number, token number and the offset of
+    that line in ``buf``, and the number of lines consumed in total.
+    """
+    n = len(buf)
+    n_newlines = 0
+    n_one_bytes = 0
+    for i in range(n):  # exact-enough upper bounds for the outputs
+        c = buf[i]
+        n_newlines += c == 10
+        n_one_bytes += c == 49
+    max_labels = n_newlines + 1
+    ids = np.empty(max_labels, dtype=np.int64)
+    sizes = np.empty(max_labels, dtype=np.int64)
+    lengths = np.empty(max_labels, dtype=np.int64)
+    line_of_label = np.empty(max_labels, dtype=np.int64)
+    ones_of_label = np.empty(max_labels, dtype=np.int64)
+    ranks = np.empty(n_one_bytes, dtype=np.int64)
     n_labels = 0
     n_ones = 0
-    n = len(buf)
     pos = 0
-    line_no = 0
+    err = _OK
+    err_token = 0
+    line_start = 0
     while pos < n:
         line_no += 1
+        line_start = pos
         token_no = 0
         ones_before = n_ones
-        while pos < n and buf[pos] != 10:
-            c = buf[pos]
-            if _is_space(c):
+        while pos < n and buf[pos] != 10 and token_no < 2:  # the header: class_id and size
+            if _is_space(buf[pos]):
                 pos += 1
                 continue
-            # read one token [start, pos)
-            start = pos
+            start = pos  # one token: [start, pos)
+            pos += 1
             while pos < n and buf[pos] != 10 and not _is_space(buf[pos]):
                 pos += 1
             token_no += 1
-            length = pos - start
-            if token_no <= 2:
-                if length > _MAX_DIGITS:
-                    return ids, sizes, lengths, label_ptr, ranks, line_of_label, n_labels, _BAD_NUMBER, line_no, token_no
-                value = 0
-                for i in range(start, pos):
-                    d = buf[i] - 48
-                    if d < 0 or d > 9:
-                        return ids, sizes, lengths, label_ptr, ranks, line_of_label, n_labels, _BAD_NUMBER, line_no, token_no
-                    value = value * 10 + d
-                if token_no == 1:
-                    ids[n_labels] = value
-                else:
-                    sizes[n_labels] = value
+            if pos - start > _MAX_DIGITS:
+                err = _BAD_NUMBER
+                break
+            value = 0
+            for i in range(start, pos):
+                digit = buf[i] - 48
+                if digit < 0 or digit > 9:
+                    err = _BAD_NUMBER
+                    break
+                value = value * 10 + digit
+            if err != _OK:
+                break
+            if token_no == 1:
+                ids[n_labels] = value
             else:
-                if length != 1 or (buf[start] != 48 and buf[start] != 49):
-                    return ids, sizes, lengths, label_ptr, ranks, line_of_label, n_labels, _BAD_TOKEN, line_no, token_no
-                if buf[start] == 49:
+                sizes[n_labels] = value
+        while pos < n and err == _OK:  # the relevance tokens: single 0s and 1s (hot loop)
+            c = buf[pos]
+            if c == 32:
+                pos += 1
+            elif c == 48 or c == 49:
+                token_no += 1
+                pos += 1
+                if pos < n and buf[pos] != 32 and buf[pos] != 10 and not _is_space(buf[pos]):
+                    err = _BAD_TOKEN  # a longer token starting with 0 or 1
+                    break
+                if c == 49:
                     ranks[n_ones] = token_no - 2
                     n_ones += 1
+            elif c == 10:
+                break
+            elif _is_space(c):
+                pos += 1
+            else:
+                token_no += 1
+                err = _BAD_TOKEN
+                break
+        if err != _OK:
+            err_token = token_no
+            break
         pos += 1  # skip the newline
         if token_no == 0:
             continue  # blank line
         if token_no == 1:
-            return ids, sizes, lengths, label_ptr, ranks, line_of_label, n_labels, _MISSING_SIZE, line_no, 1
+            err, err_token = _MISSING_SIZE, 1
+            break
         if sizes[n_labels] < n_ones - ones_before:
-            return ids, sizes, lengths, label_ptr, ranks, line_of_label, n_labels, _SIZE_TOO_SMALL, line_no, 2
+            err, err_token = _SIZE_TOO_SMALL, 2
+            break
         lengths[n_labels] = token_no - 2
         line_of_label[n_labels] = line_no
+        ones_of_label[n_labels] = n_ones - ones_before
         n_labels += 1
-        label_ptr[n_labels] = n_ones
-    return ids, sizes, lengths, label_ptr, ranks, line_of_label, n_labels, _OK, line_no, 0
+    if err != _OK:
+        n_labels, n_ones = 0, 0
+    return (ids[:n_labels], sizes[:n_labels], lengths[:n_labels], line_of_label[:n_labels],
+            ones_of_label[:n_labels], ranks[:n_ones], err, line_no, err_token, line_start, line_no)

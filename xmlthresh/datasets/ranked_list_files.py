@@ -1,5 +1,8 @@
 """``ranked_lists``: any file in the published ranked-list format (``espgame`` and ``example`` are presets).
 
+Plain text or a zip archive (read without unpacking; ``member`` picks the file of a multi-file archive);
+``cache=true`` keeps the parsed lists in the derived-cache directory.
+
 ``path`` is absolute or relative to the data directory ($XMLTHRESH_DATA). Files of the reference work are
 known by their relative path: when missing they are downloaded from their public origin and verified.
 """
@@ -56,12 +59,15 @@ class RankedListFile(Dataset):
     """Ranked lists read from ``path``; ``num_docs`` is m (required for truncated lists)."""
 
     def __init__(self, path: str, num_docs: int | None = None, name: str = "", include_predict_all: bool = True,
-                 first_n_labels: int | None = None):
+                 first_n_labels: int | None = None, member: str | None = None, cache: bool = False):
         super().__init__(name=name or Path(path).stem, include_predict_all=include_predict_all,
                          first_n_labels=first_n_labels)
         self.path = path
         self.num_docs = num_docs
+        self.member = member
+        self.cache = cache
 
     def _load(self) -> RankedLists:
         return read_ranked_lists(resolve_data_file(self.path), num_docs=self.num_docs,
-                                 include_predict_all=self.include_predict_all, name=self.name)
+                                 include_predict_all=self.include_predict_all, name=self.name,
+                                 member=self.member, cache=self.cache)

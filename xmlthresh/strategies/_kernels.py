@@ -40,26 +40,20 @@ def segment_max_f(p0, r0, dp, dr, b2):
     qa = a2 * d1
     qb = 2.0 * a2 * d0
     qc = a1 * d0 - a0 * d1
-    roots = np.empty(2)
-    n_roots = 0
+    root1 = -1.0  # -1: no root in (0, 1); plain scalars, no allocation per segment
+    root2 = -1.0
     if qa == 0.0:
         if qb != 0.0:
-            roots[0] = -qc / qb
-            n_roots = 1
+            root1 = -qc / qb
     else:
         disc = qb * qb - 4.0 * qa * qc
         if disc >= 0.0:
             sq = np.sqrt(disc)
             q = -0.5 * (qb + sq) if qb >= 0.0 else -0.5 * (qb - sq)
             if q != 0.0:
-                roots[0] = q / qa
-                roots[1] = qc / q
-                n_roots = 2
-            else:
-                roots[0] = 0.0
-                n_roots = 1
-    for i in range(n_roots):
-        t = roots[i]
+                root1 = q / qa
+                root2 = qc / q
+    for t in (root1, root2):
         if 0.0 < t < 1.0:
             f = f_beta_scalar(p0 + t * dp, r0 + t * dr, b2)
             if f > best:

@@ -1,0 +1,172 @@
+"""Binary cache of parsed ranked lists in the derived-cache directory (``xmlthresh.paths.cache_dir()``).
+
+Parsing a large text file (WikiLSHTC: 569 MB inside a zip) takes seconds; loading its parsed arrays takes
+milliseconds. One cache entry is one uncompressed ``.npz`` file under ``<cache_dir>/ranked_lists/``:
+
+* its **name** is derived from what was asked: the resolved source path, the zip member and ``num_docs``
+  (plus the cache format version), so different parse parameters never share an entry;
+* its **metadata** record the source's name, size and modification time: a changed source is a miss and
+  its entry is rebuilt in place (no stale entries pile up), plus a CRC-32 of every array;
+* it is written **atomically** (a temporary file in the same directory, then a rename): an error or a full
+  disk leaves no partial entry, and a failed write only costs the cache (a warning), never the load;
+* an entry that cannot be read, fails its checksums or does not validate as :class:`RankedLists` is
+  **corrupt**: it is deleted with a warning and rebuilt from the source.
+
+Integer arrays are stored as int32 when their values fit (half the size) and widened on load.
+``include_predict_all`` and ``name`` are not part of the entry: they are applied on load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..paths import cache_dir
+from .ranked_list_file import parse_source, warn_unranked
+from .ranked_lists import RankedLists, RankedListsError
+from .streaming import DEFAULT_CHUNK_SIZE, open_source
+
+log = logging.getLogger(__name__)
+
+#: bump when the stored layout or the parser's semantics change: old entries are then ignored
+FORMAT_VERSION = 1
+_ARRAYS = ("relevant_rank", "label_ptr", "list_length", "n_relevant", "label_ids")
+_INT32 = np.iinfo(np.int32)
+
+
+class CorruptCacheError(ValueError):
+    """A cache entry that cannot be trusted (unreadable, checksum mismatch, inconsistent arrays)."""
+
+
+def cached_parse(
+    path: str | Path,
+    num_docs: int | None = None,
+    member: str | None = None,
+    include_predict_all: bool = True,
+    name: str = "",
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    progress: bool = True,
+) -> RankedLists:
+    """The ranked lists of ``path`` (a file or a zip member): from the cache when the source is unchanged,
+    else parsed (:func:`xmlthresh.data.ranked_list_file.parse_source`) and stored in the cache."""
+    path = Path(path)
+    stamp = source_stamp(path)  # FileNotFoundError for a missing source, as without cache
+    entry = entry_path(path, member=member, num_docs=num_docs)
+    lists = load_entry(entry, stamp, include_predict_all=include_predict_all, name=name)
+    if lists is not None:
+        log.debug("ranked lists of %s loaded from cache %s", path, entry)
+        warn_unranked(lists, f"{path}:{member}" if member else str(path))
+        return lists
+    source = open_source(path, member)
+    lists = parse_source(source, num_docs=num_docs, include_predict_all=include_predict_all, name=name,
+                         chunk_size=chunk_size, progress=progress)
+    store_entry(entry, lists, stamp)
+    return lists
+
+
+def source_stamp(path: Path) -> dict[str, Any]:
+    """What identifies the content of ``path`` without reading it: name, size and modification time."""
+    status = path.stat()
+    return {"name": path.name, "size": status.st_size, "mtime_ns": status.st_mtime_ns}
+
+
+def entry_path(path: Path, member: str | None = None, num_docs: int | None = None) -> Path:
+    """The cache file for ``path`` parsed with these parameters (a readable stem plus a digest)."""
+    request = {"path": str(path.resolve()), "member": member, "num_docs": num_docs, "version": FORMAT_VERSION}
+    digest = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:24]
+    stem = Path(member).stem if member else path.stem
+    return cache_dir() / "ranked_lists" / f"{stem}-{digest}.npz"
+
+
+def load_entry(entry: Path, stamp: dict[str, Any], include_predict_all: bool = True,
+               name: str = "") -> RankedLists | None:
+    """The lists stored in ``entry``, or None when it is missing, stale (other source stamp or format
+    version) or corrupt (then it is deleted, with a warning)."""
+    if not entry.is_file():
+        return None
+    try:
+        meta, arrays = _read(entry)
+        if meta.get("version") != FORMAT_VERSION or meta.get("source") != stamp:
+            log.info("cache %s is stale (source changed): rebuilding", entry)
+            return None
+        return RankedLists(**arrays, num_docs=int(meta["num_docs"]), include_predict_all=include_predict_all,
+                           name=name)
+    except FileNotFoundError:  # removed meanwhile by another process
+        return None
+    except (CorruptCacheError, RankedListsError, OSError, ValueError, KeyError, TypeError, EOFError,
+            zipfile.BadZipFile, json.JSONDecodeError) as exc:
+        log.warning("cache %s is corrupt (%s: %s): deleting it and parsing the source again",
+                    entry, type(exc).__name__, exc)
+        try:
+            entry.unlink(missing_ok=True)
+        except OSError:
+            pass  # the rebuilt entry replaces it (or the cache is unwritable: then we go without)
+        return None
+
+
+def store_entry(entry: Path, lists: RankedLists, stamp: dict[str, Any]) -> bool:
+    """Write ``lists`` to ``entry`` atomically; on an OS error (full disk, read-only directory) log a warning,
+    leave nothing behind and return False."""
+    arrays = {key: _narrow(getattr(lists, key)) for key in _ARRAYS}
+    meta = {
+        "version": FORMAT_VERSION,
+        "source": stamp,
+        "num_docs": lists.num_docs,
+        "n_labels": lists.n_labels,
+        "crc32": {key: zlib.crc32(array) for key, array in arrays.items()},
+    }
+    tmp: Path | None = None
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp_name = tempfile.mkstemp(prefix=f".{entry.name}.", suffix=".tmp", dir=entry.parent)
+        tmp = Path(tmp_name)
+        with os.fdopen(handle, "wb") as out:
+            _write(out, meta, arrays)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, entry)
+        tmp = None
+    except OSError as exc:
+        log.warning("could not write the cache %s (%s); continuing without it", entry, exc)
+        return False
+    finally:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+    return True
+
+
+# ---------------------------------------------------------------------------------------------- internals
+def _write(out, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """The writer: one uncompressed npz (the metadata as a JSON string array)."""
+    np.savez(out, meta=np.array(json.dumps(meta)), **arrays)
+
+
+def _read(entry: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    with np.load(entry, allow_pickle=False) as npz:
+        meta = json.loads(str(npz["meta"][()]))
+        arrays = {key: npz[key] for key in _ARRAYS}
+    for key, array in arrays.items():
+        if zlib.crc32(np.ascontiguousarray(array)) != meta["crc32"][key]:
+            raise CorruptCacheError(f"checksum mismatch in {key}")
+    if len(arrays["list_length"]) != meta["n_labels"]:
+        raise CorruptCacheError(f"{len(arrays['list_length'])} labels stored, {meta['n_labels']} expected")
+    return meta, arrays
+
+
+def _narrow(array: np.ndarray) -> np.ndarray:
+    """int32 when an integer array's values fit, else the array unchanged."""
+    array = np.ascontiguousarray(array)
+    if array.dtype.kind in "iu" and array.itemsize > 4 and (
+        array.size == 0 or (array.min() >= _INT32.min and array.max() <= _INT32.max)
+    ):
+        return array.astype(np.int32)
+    return array
