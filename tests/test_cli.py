@@ -49,7 +49,8 @@ def test_default_job_runs_on_embedded_data_and_is_tracked(isolated_home):
     assert row["metrics.f_macro"] == pytest.approx(result["f_macro"])
     assert row["tags.xmlthresh_version"] and row["tags.git_commit"]
     artifacts = Path(row["artifact_uri"].removeprefix("file://"))
-    assert {p.name for p in artifacts.iterdir()} == {"config.yaml", "result.json", "thresholds.csv"}
+    assert {p.name for p in artifacts.iterdir()} >= {"config.yaml", "result.json", "thresholds.csv", "domain.png",
+                                                     "argv.png", "pr_curves.png", "per_label_pr.png"}
 
 
 def test_espgame_with_explicit_run_dir_and_beta(isolated_home, real_data, tmp_path):

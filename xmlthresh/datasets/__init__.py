@@ -1,6 +1,6 @@
 """Dataset plugins: one module per source, registered by name in ``DATASETS``."""
 
-from . import ranked_list_files, synthetic, wikilshtc  # noqa: F401  (registration side effect)
+from . import hmc, mulan, ranked_list_files, synthetic, wikilshtc, xmlrepo  # noqa: F401  (registration side effect)
 from .base import Dataset
 from .registry import DATASETS
 
