@@ -86,7 +86,7 @@ def test_unknown_option_lists_the_available_ones(isolated_home):
     assert "Available options in 'strategy'" in proc.stderr and "domain" in proc.stderr
 
 
-@pytest.mark.parametrize("strategy", ["domain", "independent", "coordinate"])
+@pytest.mark.parametrize("strategy", ["domain", "domain_fast", "linearization", "linearization_region", "independent", "coordinate", "scut", "rcut", "pcut"])
 @pytest.mark.parametrize("dataset", ["synthetic", "espgame", "example", "ranked_lists"])
 def test_every_config_option_composes(strategy, dataset):
     register_resolvers()

@@ -59,7 +59,7 @@ def test_joblib_sweep_logs_children_in_parallel_workers(isolated_home):
 def test_experiment_preset_runs_a_sweep_and_writes_its_report(isolated_home, real_data):
     env = {**os.environ, "XMLTHRESH_HOME": str(isolated_home)}
     proc = subprocess.run([sys.executable, "-m", "xmlthresh", "experiment=beta_sweep", "plots=false",
-                           "hydra.sweeper.params.beta=0.5,2"], capture_output=True, text=True, env=env, timeout=600)
+                           'hydra.sweeper.params.beta="0.5,2"'], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     reports = list((isolated_home / "runs" / "multirun").glob("*/*/report/comparison.md"))
     assert len(reports) == 1

@@ -1,6 +1,6 @@
 """Threshold strategies: one module per strategy, registered by name in ``STRATEGIES``."""
 
-from . import coordinate, domain, independent  # noqa: F401  (registration side effect)
+from . import coordinate, domain, domain_fast, independent  # noqa: F401  (registration side effect)
 from . import pcut, rcut, scut  # noqa: F401  (score-based baselines)
 from . import linearization, linearization_region  # noqa: F401  (linearised map: Algorithms 1, 2)
 from .base import BaseStrategy, ScoreStrategy, ThresholdStrategy

@@ -15,15 +15,29 @@ every visited state is an achievable threshold vector (also inside a group of ed
 
 Ties in edge angle are kept together by sorting on the exact-integer edge key, then on the edge vector,
 so equal edges of different labels form one group whatever the label order.
+
+Closing the gap (``refine='bnb'``): the hull bound can exceed the discrete optimum (by O(1/n^2)), and the
+optimum need not use hull vertices only. A best-first branch and bound over labels
+(``_domain_kernels.branch_and_bound``) restricts labels to ranges of their candidates; a node's bound is the
+same exact sweep over the hulls of the restricted ranges (fixed labels shift it), its best visited state
+feeds the incumbent, and the label whose edge holds the hull maximiser is split (identical labels are
+split as one orbit, so n copies of a label cost O(n) nodes, not O(2^n)). It stops when
+upper - lower <= ``gap_tol`` (``info_['refine_status'] = 'proved'``) or after ``max_nodes`` evaluated nodes
+(``'budget'``; the remaining gap is in ``info_['gap']``). ``info_`` also gets ``nodes``, ``refine_seconds``,
+``label_classes`` and the sweep's ``root_lower_bound`` / ``root_upper_bound``. With ``refine='none'``
+(default) nothing changes.
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
 from ..data.candidates import Candidates
 from ..data.ranked_lists import RankedLists
 from ..data.hulls import hull_chains
+from ._domain_kernels import branch_and_bound, label_classes
 from ._kernels import minkowski_sweep
 from .base import ThresholdStrategy
 from .registry import STRATEGIES
@@ -38,12 +52,34 @@ class DomainStrategy(ThresholdStrategy):
 
     certified = True
 
+    #: values of ``refine``
+    REFINE = ("none", "bnb")
+
+    def __init__(
+        self, beta: float = 1.0, refine: str = "none", gap_tol: float = 1e-9, max_nodes: int = 100_000
+    ) -> None:
+        super().__init__(beta=beta)
+        self.refine = refine
+        self.gap_tol = gap_tol
+        self.max_nodes = max_nodes
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.refine not in self.REFINE:
+            raise ValueError(f"refine must be one of {', '.join(map(repr, self.REFINE))}, got {self.refine!r}")
+        if not (isinstance(self.gap_tol, (int, float)) and not isinstance(self.gap_tol, bool)
+                and 0 <= self.gap_tol < np.inf):
+            raise ValueError(f"gap_tol must be a finite number >= 0, got {self.gap_tol!r}")
+        if not (isinstance(self.max_nodes, (int, np.integer)) and not isinstance(self.max_nodes, bool)
+                and self.max_nodes >= 1):
+            raise ValueError(f"max_nodes must be an integer >= 1, got {self.max_nodes!r}")
+
     def _choose(self, candidates: Candidates, lists: RankedLists) -> np.ndarray:
         precision, recall = candidates.precision, candidates.recall
         hulls = hull_chains(candidates)
         chain_ptr, chain, order = hulls.chain_ptr, hulls.chain, hulls.order
         sorted_label = hulls.edge_label[order]
-        best_step, _, upper_f, segment, t = minkowski_sweep(
+        best_step, root_f, upper_f, segment, t = minkowski_sweep(
             sorted_label, chain_ptr, chain, precision, recall, self.beta**2
         )
         self._upper_f = float(upper_f)
@@ -63,7 +99,58 @@ class DomainStrategy(ThresholdStrategy):
         self.info_["hull_argmax_recall"] = hull_r
 
         applied = np.bincount(sorted_label[:best_step], minlength=candidates.n_labels)
-        return chain[chain_ptr[:-1] + applied]
+        choice = chain[chain_ptr[:-1] + applied]
+        if self.refine == "bnb":
+            self.info_["root_lower_bound"] = float(root_f)
+            choice = self._branch_and_bound(candidates, sorted_label, choice)
+        return choice
+
+    def _branch_and_bound(self, candidates: Candidates, sorted_label: np.ndarray, choice: np.ndarray) -> np.ndarray:
+        """Refine the sweep's result ``choice`` by branch and bound; tightens ``self._upper_f``."""
+        started = time.perf_counter()
+        hulls = hull_chains(candidates)
+        chain_ptr, chain = hulls.chain_ptr, hulls.chain
+        # the i-th edge of label k in sweep order joins its chain vertices i and i + 1 (as in the sweep)
+        edges_of_label = np.bincount(sorted_label, minlength=candidates.n_labels)
+        first_edge = np.r_[0, np.cumsum(edges_of_label)[:-1]]
+        occurrence = np.empty(len(sorted_label), dtype=np.int64)
+        occurrence[np.argsort(sorted_label, kind="stable")] = np.arange(len(sorted_label)) - np.repeat(
+            first_edge, edges_of_label
+        )
+        slot = chain_ptr[sorted_label] + occurrence
+        incumbent = np.ascontiguousarray(choice, dtype=np.int64).copy()
+        label_class = self._label_classes(candidates)
+        class_member = np.argsort(label_class, kind="stable")
+        class_ptr = np.r_[0, np.cumsum(np.bincount(label_class))]
+        _, upper, nodes, proved = branch_and_bound(
+            candidates.cand_ptr, candidates.tp, candidates.cut, candidates.n_relevant,
+            candidates.precision, candidates.recall,
+            sorted_label, chain[slot], chain[slot + 1], hulls.edge_key[hulls.order], hulls.start,
+            class_ptr, class_member, label_class,
+            incumbent, float(self.beta**2), float(self.gap_tol), int(self.max_nodes),
+        )
+        self.info_["refine_seconds"] = time.perf_counter() - started
+        self.info_["label_classes"] = int(len(class_ptr) - 1)
+        self.info_["root_upper_bound"] = self._upper_f
+        self.info_["refine_status"] = "proved" if proved else "budget"
+        self.info_["nodes"] = int(nodes)
+        self._upper_f = min(self._upper_f, float(upper))
+        return incumbent
+
+    @staticmethod
+    def _label_classes(candidates: Candidates) -> np.ndarray:
+        """Class id of every label; labels of one class have identical candidates (interchangeable)."""
+        counts = np.diff(candidates.cand_ptr)
+        position = np.arange(candidates.n_candidates) - np.repeat(candidates.cand_ptr[:-1], counts)
+        with np.errstate(over="ignore"):  # a multiplicative hash: wrap-around is intended
+            mix = (
+                candidates.tp.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                ^ candidates.cut.astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)
+                ^ (position.astype(np.uint64) + np.uint64(1)) * np.uint64(0x165667B19E3779F9)
+            )
+            label_hash = np.add.reduceat(mix, candidates.cand_ptr[:-1])
+        order = np.lexsort((label_hash, counts, candidates.n_relevant))
+        return label_classes(order, candidates.cand_ptr, candidates.tp, candidates.cut, candidates.n_relevant)
 
     def _after_fit(self, candidates: Candidates, choice: np.ndarray) -> None:
         self.lower_bound_ = self.f_macro_

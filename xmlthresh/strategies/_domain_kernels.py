@@ -1,0 +1,487 @@
+"""Numba kernels of ``domain_fast`` (support points in a fan of directions) and of the branch and bound of
+``domain`` (``refine='bnb'``).
+
+Conventions as in ``_kernels``: flat arrays, a label's candidates are ``[cand_ptr[k], cand_ptr[k+1])`` sorted
+by increasing tp (so increasing recall); points are (p, r); sums are divided by n at the end.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._kernels import f_beta_scalar, segment_max_f
+
+#: a hull maximiser closer than this (as a fraction of its edge) to an end point is taken to be that vertex
+VERTEX_TOL = 1e-9
+
+
+# ---------------------------------------------------------------------------------------------- domain_fast
+@numba.njit(cache=True)
+def support_points(sorted_key, sorted_label, chain_ptr, chain, precision, recall, tangent):
+    """Support point of the Minkowski average of the label chains in every direction of a fan.
+
+    Direction i maximises p cos(theta_i) + r sin(theta_i); ``tangent[i]`` = tan(theta_i) is non-decreasing
+    (``inf`` for theta = pi/2). A chain edge whose key (= -dp/dr, the tangent of its normal) is *strictly*
+    below tan(theta) is a move that raises the linear score, so label k's support vertex is its chain vertex
+    number (edges of k with key < tan(theta)). On a tie (key == tan(theta): the direction is on a boundary of
+    the label's normal cone, its support set is the whole edge) the edge is not taken: every label
+    contributes exactly one vertex, its higher-precision end, never both.
+
+    Returns (step, mean_p, mean_r): per direction, the number of edges of ``sorted_*`` applied (the state is
+    reproducible from it) and the support point (compensated running sums; a label always moves to its own
+    next vertex, whatever the rounding of the keys).
+    """
+    n = len(chain_ptr) - 1
+    n_dir = len(tangent)
+    inv_n = 1.0 / n
+    position = chain_ptr[:-1].copy()
+    p = 0.0
+    r = 0.0
+    for k in range(n):
+        p += precision[chain[position[k]]]
+        r += recall[chain[position[k]]]
+    p_err = 0.0
+    r_err = 0.0
+    step = np.empty(n_dir, dtype=np.int64)
+    mean_p = np.empty(n_dir)
+    mean_r = np.empty(n_dir)
+    e = 0
+    n_edges = len(sorted_label)
+    for i in range(n_dir):
+        while e < n_edges and sorted_key[e] < tangent[i]:
+            k = sorted_label[e]
+            a = chain[position[k]]
+            b = chain[position[k] + 1]
+            position[k] += 1
+            dp = precision[b] - precision[a]
+            dr = recall[b] - recall[a]
+            t = p + dp
+            if abs(p) >= abs(dp):
+                p_err += (p - t) + dp
+            else:
+                p_err += (dp - t) + p
+            p = t
+            t = r + dr
+            if abs(r) >= abs(dr):
+                r_err += (r - t) + dr
+            else:
+                r_err += (dr - t) + r
+            r = t
+            e += 1
+        step[i] = e
+        mean_p[i] = (p + p_err) * inv_n
+        mean_r[i] = (r + r_err) * inv_n
+    return step, mean_p, mean_r
+
+
+@numba.njit(cache=True)
+def polyline_max_f(point_p, point_r, b2):
+    """Max of F_beta over the polyline through the given points (every vertex and every segment).
+
+    Returns (F, segment, t): the maximum and where it is attained (segment i joins points i and i + 1).
+    """
+    best = f_beta_scalar(point_p[0], point_r[0], b2)
+    best_segment = 0
+    best_t = 0.0
+    for i in range(len(point_p) - 1):
+        f, t = segment_max_f(point_p[i], point_r[i], point_p[i + 1] - point_p[i], point_r[i + 1] - point_r[i], b2)
+        if f > best:
+            best, best_segment, best_t = f, i, t
+    return best, best_segment, best_t
+
+
+# ---------------------------------------------------------------------------------------------- branch and bound
+@numba.njit(cache=True, inline="always")
+def _edge_key(tp1, tau1, tp2, tau2, s, dp, dr):
+    """-dp/dr of the edge from (tp1, tau1) to (tp2, tau2) of a label with s relevant documents, from integer
+    counts exactly as ``xmlthresh.data.hulls.chain_edges`` computes it (equal edges get identical keys)."""
+    if tau1 > 0:
+        return float(tp1 * tau2 - tp2 * tau1) * s / (float(tau1) * float(tau2) * float(tp2 - tp1))
+    return -dp / dr
+
+
+@numba.njit(cache=True)
+def _range_chain(lo, hi, precision, recall, out, base):
+    """Upper-right hull chain of the candidates [lo, hi) of one label, written to ``out[base:]``; returns the
+    end. Same rule as ``xmlthresh.data.hulls.upper_right_chains``: start at the highest precision (highest
+    recall among ties), then strict right turns only (collinear middle points dropped)."""
+    start = lo
+    for i in range(lo, hi):
+        if precision[i] >= precision[start]:
+            start = i
+    end = base
+    out[end] = start
+    end += 1
+    for i in range(start + 1, hi):
+        while end - base >= 2:
+            o = out[end - 2]
+            a = out[end - 1]
+            cross = (recall[a] - recall[o]) * (precision[i] - precision[o]) - (precision[a] - precision[o]) * (
+                recall[i] - recall[o]
+            )
+            if cross >= 0.0:
+                end -= 1
+            else:
+                break
+        out[end] = i
+        end += 1
+    return end
+
+
+@numba.njit(cache=True)
+def label_classes(candidate_order, cand_ptr, tp, cut, n_relevant):
+    """Classes of interchangeable labels (same s_k and the same candidates, cut by cut), given the labels
+    sorted so that identical labels are adjacent (``candidate_order``, e.g. by a hash of their candidates).
+    A label joins the class of the label before it only after an exact comparison, so a hash collision can
+    only split a class, never merge different labels. Returns the class id of every label."""
+    n = len(n_relevant)
+    label_class = np.empty(n, dtype=np.int64)
+    n_classes = 0
+    rep = -1
+    for i in range(n):
+        k = candidate_order[i]
+        same = rep >= 0 and n_relevant[k] == n_relevant[rep]
+        if same:
+            size = cand_ptr[k + 1] - cand_ptr[k]
+            same = size == cand_ptr[rep + 1] - cand_ptr[rep]
+            j = 0
+            while same and j < size:
+                a = cand_ptr[k] + j
+                b = cand_ptr[rep] + j
+                same = tp[a] == tp[b] and cut[a] == cut[b]
+                j += 1
+        if same:
+            label_class[k] = label_class[rep]
+        else:
+            label_class[k] = n_classes
+            n_classes += 1
+            rep = k
+    return label_class
+
+
+@numba.njit(cache=True)
+def _grow(array, needed):
+    """``array`` with room for at least ``needed`` elements (doubling), contents kept."""
+    if needed <= len(array):
+        return array
+    size = len(array)
+    while size < needed:
+        size *= 2
+    bigger = np.empty(size, dtype=array.dtype)
+    bigger[: len(array)] = array
+    return bigger
+
+
+@numba.njit(cache=True)
+def branch_and_bound(
+    cand_ptr,
+    tp,
+    cut,
+    n_relevant,
+    precision,
+    recall,
+    root_label,
+    root_from,
+    root_to,
+    root_key,
+    root_start,
+    class_ptr,
+    class_member,
+    label_class,
+    incumbent,
+    b2,
+    gap_tol,
+    max_nodes,
+):
+    """Best-first branch and bound for max F-macro over one candidate per label.
+
+    A node restricts some labels to a contiguous range of their candidates (a range of one candidate =
+    a fixed label). Its bound is the max of F over the Minkowski average of the upper-right hulls of every
+    label's range (fixed labels contribute their point: a shift), traced exactly by sweeping all chain edges
+    in angle order; every state visited by the sweep is achievable and feeds the incumbent. Where the hull
+    maximiser lies inside an edge (a -> b) of label k, k is the fractional label and its range [lo, hi) is
+    split at a + 1: candidates up to a / from a + 1 on (the second part keeps the non-vertex candidates
+    between a and b, so they are never lost). Nodes whose bound is <= incumbent + gap_tol are pruned; a
+    node whose maximiser is a vertex is solved (that vertex is achievable).
+
+    Symmetry (orbital branching): the labels of k's class (``class_ptr``/``class_member``: identical
+    candidates) that have the same range as k at the node are interchangeable there (its orbit O). Some
+    member of O in [lo, a] can be moved to k by a permutation that keeps F and the node, so the children
+    are "k in [lo, a]" and "every member of O in [a + 1, hi)" -- without this, n identical labels would
+    need a number of nodes exponential in n.
+
+    ``root_*`` are the root chain edges in sweep order (label, from / to candidate, key; the i-th edge of a
+    label in that order must join its chain vertices i and i + 1) and every label's chain start;
+    ``incumbent`` (candidate per label) is the starting solution and is updated in place.
+    Returns (lower, upper, nodes, proved): the incumbent's F, a rigorous upper bound on the optimum (max of
+    the incumbent, the open nodes' bounds and the pruned nodes' bounds), the number of evaluated nodes and
+    whether the search finished (upper <= lower + gap_tol) rather than running out of nodes.
+    """
+    n = len(cand_ptr) - 1
+    inv_n = 1.0 / n
+    n_root = len(root_label)
+    n_cand = len(tp)
+
+    inc_p = 0.0
+    inc_r = 0.0
+    for k in range(n):
+        inc_p += precision[incumbent[k]]
+        inc_r += recall[incumbent[k]]
+    inc_f = f_beta_scalar(inc_p * inv_n, inc_r * inv_n, b2)
+
+    # nodes: node c adds the restrictions pool[node_rstart[c] : + node_rcount[c]] (label -> [lo, hi)) to its
+    # parent's; an expanded node's two children's restriction lists are written when it is pushed
+    capacity = max_nodes + 1
+    node_parent = np.empty(capacity, dtype=np.int64)
+    node_rstart = np.empty(capacity, dtype=np.int64)
+    node_rcount = np.empty(capacity, dtype=np.int64)
+    node_bound = np.empty(capacity)
+    kids_start = np.empty(capacity, dtype=np.int64)  # child 1: 1 restriction there, child 2: the orbit after it
+    orbit_size = np.empty(capacity, dtype=np.int64)
+    pool_label = np.empty(1024, dtype=np.int64)
+    pool_lo = np.empty(1024, dtype=np.int64)
+    pool_hi = np.empty(1024, dtype=np.int64)
+    pool_size = 0
+    heap = np.empty(capacity, dtype=np.int64)  # max-heap of node ids by node_bound
+    heap_size = 0
+
+    # scratch of one node evaluation
+    lo_of = cand_ptr[:-1].copy()
+    hi_of = cand_ptr[1:].copy()
+    restricted = np.zeros(n, dtype=np.bool_)
+    touched = np.empty(n, dtype=np.int64)
+    start_of = root_start.copy()
+    sub_chain = np.empty(n_cand, dtype=np.int64)
+    extra_label = np.empty(n_cand, dtype=np.int64)
+    extra_from = np.empty(n_cand, dtype=np.int64)
+    extra_to = np.empty(n_cand, dtype=np.int64)
+    extra_key = np.empty(n_cand)
+    merged_label = np.empty(n_root + n_cand, dtype=np.int64)
+    merged_from = np.empty(n_root + n_cand, dtype=np.int64)
+    merged_to = np.empty(n_root + n_cand, dtype=np.int64)
+    current = np.empty(n, dtype=np.int64)
+
+    evaluated = 0
+    max_pruned = -1.0
+    proved = False
+
+    node_parent[0] = -1  # the root: no restriction
+    node_rstart[0] = 0
+    node_rcount[0] = 0
+    n_nodes_made = 1
+    pending = 0  # node to evaluate next (-1: none)
+    expand = -1  # node whose children are being created
+    child_side = 0
+
+    while True:
+        if pending >= 0:
+            node = pending
+            pending = -1
+            # ---------------- gather the node's restrictions (the nearest ancestor's restriction wins)
+            n_touched = 0
+            c = node
+            while c >= 0:
+                for q in range(node_rstart[c], node_rstart[c] + node_rcount[c]):
+                    k = pool_label[q]
+                    if not restricted[k]:
+                        restricted[k] = True
+                        lo_of[k] = pool_lo[q]
+                        hi_of[k] = pool_hi[q]
+                        touched[n_touched] = k
+                        n_touched += 1
+                c = node_parent[c]
+            # ---------------- chains of the restricted labels and their edges
+            n_extra = 0
+            end = 0
+            for j in range(n_touched):
+                k = touched[j]
+                base = end
+                end = _range_chain(lo_of[k], hi_of[k], precision, recall, sub_chain, base)
+                start_of[k] = sub_chain[base]
+                s = n_relevant[k]
+                for v in range(base, end - 1):
+                    a = sub_chain[v]
+                    b = sub_chain[v + 1]
+                    extra_label[n_extra] = k
+                    extra_from[n_extra] = a
+                    extra_to[n_extra] = b
+                    extra_key[n_extra] = _edge_key(
+                        tp[a], cut[a], tp[b], cut[b], s, precision[b] - precision[a], recall[b] - recall[a]
+                    )
+                    n_extra += 1
+            extra_order = np.argsort(extra_key[:n_extra], kind="mergesort")  # stable: chain order on ties
+            # ---------------- merge the unrestricted root edges with the restricted labels' edges by key
+            n_merged = 0
+            i = 0
+            j = 0
+            while True:
+                while i < n_root and restricted[root_label[i]]:
+                    i += 1
+                if i < n_root and (j >= n_extra or root_key[i] <= extra_key[extra_order[j]]):
+                    merged_label[n_merged] = root_label[i]
+                    merged_from[n_merged] = root_from[i]
+                    merged_to[n_merged] = root_to[i]
+                    i += 1
+                elif j < n_extra:
+                    e = extra_order[j]
+                    merged_label[n_merged] = extra_label[e]
+                    merged_from[n_merged] = extra_from[e]
+                    merged_to[n_merged] = extra_to[e]
+                    j += 1
+                else:
+                    break
+                n_merged += 1
+            # ---------------- sweep (the arithmetic of _kernels.minkowski_sweep)
+            p = 0.0
+            r = 0.0
+            for k in range(n):
+                p += precision[start_of[k]]
+                r += recall[start_of[k]]
+            p *= inv_n
+            r *= inv_n
+            p_err = 0.0
+            r_err = 0.0
+            best_f = f_beta_scalar(p, r, b2)
+            best_step = 0
+            upper_f = best_f
+            upper_segment = 0
+            upper_t = 0.0
+            for e in range(n_merged):
+                a = merged_from[e]
+                b = merged_to[e]
+                dp = (precision[b] - precision[a]) * inv_n
+                dr = (recall[b] - recall[a]) * inv_n
+                seg_f, seg_t = segment_max_f(p + p_err, r + r_err, dp, dr, b2)
+                if seg_f > upper_f:
+                    upper_f, upper_segment, upper_t = seg_f, e, seg_t
+                t = p + dp
+                if abs(p) >= abs(dp):
+                    p_err += (p - t) + dp
+                else:
+                    p_err += (dp - t) + p
+                p = t
+                t = r + dr
+                if abs(r) >= abs(dr):
+                    r_err += (r - t) + dr
+                else:
+                    r_err += (dr - t) + r
+                r = t
+                f = f_beta_scalar(p + p_err, r + r_err, b2)
+                if f > best_f:
+                    best_f, best_step = f, e + 1
+            evaluated += 1
+            # ---------------- the best visited state is achievable: a new incumbent?
+            if best_f > inc_f:
+                for k in range(n):
+                    current[k] = start_of[k]
+                for e in range(best_step):
+                    current[merged_label[e]] = merged_to[e]
+                cur_p = 0.0
+                cur_r = 0.0
+                for k in range(n):
+                    cur_p += precision[current[k]]
+                    cur_r += recall[current[k]]
+                f_exact = f_beta_scalar(cur_p * inv_n, cur_r * inv_n, b2)
+                if f_exact > inc_f:
+                    inc_f = f_exact
+                    incumbent[:] = current
+            # a child's hull lies inside its parent's: its bound cannot be higher
+            if node > 0 and node_bound[node_parent[node]] < upper_f:
+                upper_f = node_bound[node_parent[node]]
+            node_bound[node] = upper_f
+            if upper_t > VERTEX_TOL and upper_t < 1.0 - VERTEX_TOL and upper_f > inc_f + gap_tol:
+                # ---------------- open node: write its children's restrictions, push it
+                k = merged_label[upper_segment]
+                split_offset = merged_from[upper_segment] + 1 - cand_ptr[k]
+                lo_offset = lo_of[k] - cand_ptr[k]
+                hi_offset = hi_of[k] - cand_ptr[k]
+                cls = label_class[k]
+                needed = pool_size + 2 + class_ptr[cls + 1] - class_ptr[cls]
+                pool_label = _grow(pool_label, needed)
+                pool_lo = _grow(pool_lo, needed)
+                pool_hi = _grow(pool_hi, needed)
+                kids_start[node] = pool_size
+                pool_label[pool_size] = k
+                pool_lo[pool_size] = lo_of[k]
+                pool_hi[pool_size] = cand_ptr[k] + split_offset
+                pool_size += 1
+                size = 0
+                for q in range(class_ptr[cls], class_ptr[cls + 1]):
+                    member = class_member[q]
+                    if lo_of[member] - cand_ptr[member] == lo_offset and hi_of[member] - cand_ptr[member] == hi_offset:
+                        pool_label[pool_size] = member
+                        pool_lo[pool_size] = cand_ptr[member] + split_offset
+                        pool_hi[pool_size] = hi_of[member]
+                        pool_size += 1
+                        size += 1
+                orbit_size[node] = size
+                h = heap_size
+                heap[h] = node
+                heap_size += 1
+                while h > 0:
+                    parent = (h - 1) // 2
+                    if node_bound[heap[parent]] >= node_bound[heap[h]]:
+                        break
+                    heap[parent], heap[h] = heap[h], heap[parent]
+                    h = parent
+            elif upper_f > max_pruned:  # solved (the maximiser is a vertex) or pruned
+                max_pruned = upper_f
+            # ---------------- reset the scratch
+            for j in range(n_touched):
+                k = touched[j]
+                restricted[k] = False
+                lo_of[k] = cand_ptr[k]
+                hi_of[k] = cand_ptr[k + 1]
+                start_of[k] = root_start[k]
+
+        # ---------------- next child of the node being expanded, or the next node from the heap
+        if expand >= 0 and child_side < 2:
+            c = n_nodes_made
+            n_nodes_made += 1
+            node_parent[c] = expand
+            if child_side == 0:
+                node_rstart[c] = kids_start[expand]
+                node_rcount[c] = 1
+            else:
+                node_rstart[c] = kids_start[expand] + 1
+                node_rcount[c] = orbit_size[expand]
+            child_side += 1
+            pending = c
+            continue
+        expand = -1
+        if heap_size == 0:
+            proved = True
+            break
+        top = heap[0]
+        if node_bound[top] <= inc_f + gap_tol:
+            proved = True
+            if node_bound[top] > max_pruned:
+                max_pruned = node_bound[top]
+            break
+        if evaluated + 2 > max_nodes:
+            break
+        heap_size -= 1
+        heap[0] = heap[heap_size]
+        h = 0
+        while True:
+            left = 2 * h + 1
+            right = left + 1
+            largest = h
+            if left < heap_size and node_bound[heap[left]] > node_bound[heap[largest]]:
+                largest = left
+            if right < heap_size and node_bound[heap[right]] > node_bound[heap[largest]]:
+                largest = right
+            if largest == h:
+                break
+            heap[largest], heap[h] = heap[h], heap[largest]
+            h = largest
+        expand = top
+        child_side = 0
+
+    upper = inc_f
+    if max_pruned > upper:
+        upper = max_pruned
+    if heap_size > 0 and node_bound[heap[0]] > upper:
+        upper = node_bound[heap[0]]
+    return inc_f, upper, evaluated, proved
