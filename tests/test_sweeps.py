@@ -66,3 +66,14 @@ def test_experiment_preset_runs_a_sweep_and_writes_its_report(isolated_home, rea
     text = reports[0].read_text()
     assert "| espgame | oracle | domain | 0.5 |" in text and "0.61718" in text
     assert "| espgame | oracle | domain | 2 |" in text and "0.62609" in text
+
+
+def test_submitit_local_sweep_runs_jobs_as_separate_processes(isolated_home):
+    """The launcher that also drives SLURM clusters (hydra/launcher=submitit_slurm), run locally."""
+    proc = sweep(isolated_home, "hydra/launcher=submitit_local", "strategy=domain,independent",
+                 "dataset=counterexample", "plots=false")
+    assert proc.returncode == 0, proc.stderr
+    table = runs(isolated_home)
+    children = table[table["tags.mlflow.parentRunId"].notna()]
+    assert len(children) == 2 and set(children["status"]) == {"FINISHED"}
+    assert set(children["params.launcher"]) == {"hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher"}
