@@ -14,7 +14,7 @@ under ``<cache_dir>/features/`` (``xmlthresh.paths.cache_dir()``, i.e. ``$XMLTHR
   failed write only costs the cache (a warning), never the load;
 * an entry that cannot be read or fails its checksums is deleted with a warning and rebuilt.
 
-``first_n_labels`` and similar views are not part of an entry: :func:`first_labels` applies them on load.
+``first_n_labels`` and similar views are not part of an entry: ``Dataset.load`` applies them after loading.
 """
 
 from __future__ import annotations
@@ -122,20 +122,6 @@ def store_entry(entry: Path, data: MultiLabelData, stamps: list[dict[str, Any]])
         if tmp is not None:
             tmp.unlink(missing_ok=True)
     return True
-
-
-def first_labels(data: MultiLabelData, n: int | None) -> MultiLabelData:
-    """``data`` restricted to its first ``n`` labels (all of them when ``n`` is None)."""
-    if n is None:
-        return data
-    n = int(n)
-    if n < 1:
-        raise ValueError(f"first_n_labels must be >= 1, got {n}")
-    if n >= data.n_labels:
-        return data
-    return MultiLabelData(name=data.name, X=dict(data.X), Y={split: Y[:, :n] for split, Y in data.Y.items()},
-                          label_names=data.label_names[:n], feature_names=data.feature_names,
-                          info={**data.info, "first_n_labels": n, "n_labels_total": data.n_labels})
 
 
 # ---------------------------------------------------------------------------------------------- internals

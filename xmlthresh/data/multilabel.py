@@ -24,6 +24,13 @@ class MultiLabelDataError(ValueError):
     """Inconsistent multi-label data (message: data set, split and problem)."""
 
 
+def _check_first(n: int) -> int:
+    n = int(n)
+    if n < 1:
+        raise MultiLabelDataError(f"first_n_labels must be >= 1, got {n}")
+    return n
+
+
 @dataclass(frozen=True)
 class MultiLabelData:
     """Features ``X[split]`` (documents x features, dense or CSR) and labels ``Y[split]`` (CSR bool)."""
@@ -57,6 +64,15 @@ class MultiLabelData:
     def n_labels(self) -> int:
         return len(self.label_names)
 
+    def first_labels(self, n: int) -> "MultiLabelData":
+        """The data restricted to its first ``n`` labels (experiments that grow the label set)."""
+        n = _check_first(n)
+        if n >= self.n_labels:
+            return self
+        return MultiLabelData(name=self.name, X=dict(self.X), Y={split: Y[:, :n] for split, Y in self.Y.items()},
+                              label_names=self.label_names[:n], feature_names=self.feature_names,
+                              info={**self.info, "first_n_labels": n, "n_labels_total": self.n_labels})
+
     @property
     def n_features(self) -> int:
         return next(iter(self.X.values())).shape[1]
@@ -69,6 +85,17 @@ class ScoreData:
     name: str
     splits: dict[str, ScoredSplit]
     info: dict = field(default_factory=dict)  # e.g. ranker quality (P@k) and whether scores came from cache
+
+    def first_labels(self, n: int) -> "ScoreData":
+        """The score data restricted to the first ``n`` label columns of every split."""
+        n = _check_first(n)
+        splits = {}
+        for key, split in self.splits.items():
+            if n >= split.n_labels:
+                return self
+            names = None if split.label_names is None else split.label_names[:n]
+            splits[key] = ScoredSplit(split.scores[:, :n], split.labels[:, :n], name=split.name, label_names=names)
+        return ScoreData(self.name, splits, {**self.info, "first_n_labels": n})
 
     def __post_init__(self) -> None:
         if "test" not in self.splits:

@@ -1,6 +1,6 @@
 """Dataset plugins: one module per source, registered by name in ``DATASETS``."""
 
-from . import hmc, mulan, ranked_list_files, synthetic, wikilshtc, xmlrepo  # noqa: F401  (registration side effect)
+from . import hmc, mulan, ranked_list_files, score_files, synthetic, synthetic_xmc, wikilshtc, xmlrepo  # noqa: F401
 from .base import Dataset
 from .registry import DATASETS
 

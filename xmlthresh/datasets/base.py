@@ -1,16 +1,20 @@
 """The contract of a dataset plugin: constructor parameters come from ``conf/dataset/<option>.yaml``,
-``load()`` returns the evaluation data as :class:`RankedLists`."""
+``load()`` returns the data: :class:`RankedLists`, :class:`ScoreData` (a ranker's scores per split) or
+:class:`MultiLabelData` (features, ranked by a first-stage ranker)."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
+from ..data.multilabel import MultiLabelData, ScoreData
 from ..data.ranked_lists import RankedLists
+
+Data = RankedLists | ScoreData | MultiLabelData
 
 
 class Dataset(ABC):
-    """A source of ranked lists. ``name`` is the data set's display name (logged as ``dataset``)."""
+    """A source of threshold problems. ``name`` is the data set's display name (logged as ``dataset``)."""
 
     registry_name: ClassVar[str] = ""
 
@@ -20,12 +24,12 @@ class Dataset(ABC):
         self.first_n_labels = first_n_labels
 
     @abstractmethod
-    def _load(self) -> RankedLists:
+    def _load(self) -> Data:
         """Read or generate the full data."""
 
-    def load(self) -> RankedLists:
-        """The ranked lists, restricted to the first ``first_n_labels`` labels when that is set."""
-        lists = self._load()
+    def load(self) -> Data:
+        """The data, restricted to the first ``first_n_labels`` labels when that is set."""
+        data = self._load()
         if self.first_n_labels is not None:
-            lists = lists.first_labels(int(self.first_n_labels))
-        return lists
+            data = data.first_labels(int(self.first_n_labels))
+        return data

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from ..data.arff import (ArffFormatError, ArffTable, FeatureEncoder, HIERARCHICAL, TEXT_KINDS,
                          check_same_attributes, count_missing, read_arff, select_columns)
 from ..data.download import DataUnavailableError, RemoteFile, ensure_file
-from ..data.feature_cache import cached_build, first_labels
+from ..data.feature_cache import cached_build
 from ..data.multilabel import MultiLabelData
 from ..paths import data_dir
 from .base import Dataset
@@ -86,9 +86,6 @@ class HMCDataset(Dataset):
         self.hierarchy = hierarchy
         self.drop_terms = None if drop_terms is None else [str(t) for t in drop_terms]
 
-    def load(self) -> MultiLabelData:
-        """The data set, restricted to its first ``first_n_labels`` labels when that is set."""
-        return first_labels(self._load(), self.first_n_labels)
 
     def _load(self) -> MultiLabelData:
         files = self.files()

@@ -33,7 +33,7 @@ import numpy as np
 from ..data.arff import (FeatureEncoder, TEXT_KINDS, binary_label_matrix, check_same_attributes, count_missing,
                          read_arff, select_columns)
 from ..data.download import DataUnavailableError, RemoteFile, ensure_file
-from ..data.feature_cache import cached_build, first_labels
+from ..data.feature_cache import cached_build
 from ..data.multilabel import MultiLabelData
 from ..data.stratify import stratified_holdout
 from ..paths import data_dir
@@ -122,9 +122,6 @@ class MulanDataset(Dataset):
         if not 0.0 < self.test_fraction < 1.0:
             raise ValueError(f"test_fraction must lie in (0, 1), got {test_fraction}")
 
-    def load(self) -> MultiLabelData:
-        """The data set, restricted to its first ``first_n_labels`` labels when that is set."""
-        return first_labels(self._load(), self.first_n_labels)
 
     def _load(self) -> MultiLabelData:
         layout = self.layout()

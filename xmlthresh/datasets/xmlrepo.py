@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..data.download import DataUnavailableError
-from ..data.feature_cache import cached_build, first_labels
+from ..data.feature_cache import cached_build
 from ..data.multilabel import MultiLabelData
 from ..data.stratify import stratified_holdout
 from ..paths import data_dir
@@ -84,9 +84,6 @@ class XMLRepoDataset(Dataset):
         self.validation_fraction = float(validation_fraction)
         self.seed = int(seed)
 
-    def load(self) -> MultiLabelData:
-        """The data set, restricted to its first ``first_n_labels`` labels when that is set."""
-        return first_labels(self._load(), self.first_n_labels)
 
     def _load(self) -> MultiLabelData:
         params: dict[str, Any] = {"validation_fraction": self.validation_fraction, "seed": self.seed}

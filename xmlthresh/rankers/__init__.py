@@ -1,0 +1,26 @@
+"""First-stage rankers: features -> scores per (document, label), registered by name in ``RANKERS``.
+
+``ranker_scores(data, ranker_name, params, seed)`` fits a ranker on the train split of a
+:class:`~xmlthresh.data.multilabel.MultiLabelData` and returns the (cached) scores of validation and test as
+:class:`~xmlthresh.data.multilabel.ScoreData`. Rankers with a missing optional dependency stay registered and
+are listed by ``unavailable_rankers()``.
+"""
+
+from . import br_logreg, knn, mlknn  # noqa: F401  (registration side effect)
+from .base import Ranker, RankerUnavailableError
+from .quality import precision_at_k, ranking_loss
+from .registry import RANKERS, available_rankers, unavailable_rankers
+from .scoring import make_ranker, ranker_quality, ranker_scores
+
+__all__ = [
+    "RANKERS",
+    "Ranker",
+    "RankerUnavailableError",
+    "available_rankers",
+    "make_ranker",
+    "precision_at_k",
+    "ranker_quality",
+    "ranker_scores",
+    "ranking_loss",
+    "unavailable_rankers",
+]

@@ -1,0 +1,50 @@
+"""``knn``: cosine nearest-neighbour voting, the classic sparse-friendly XMC baseline.
+
+The score of label l for a document x is the similarity-weighted vote of its k most cosine-similar training
+documents: ``sum_j w_j [l in Y_j] / sum_j w_j`` with ``w_j = max(cos(x, x_j), 0)`` (uniform weights when no
+neighbour is positively similar), a number in [0, 1]. Neighbours come from scikit-learn's brute-force
+``NearestNeighbors(metric="cosine")``, which works on sparse features (tf-idf) in memory-bounded chunks; the
+votes are one sparse product (neighbour weights x training labels), so only the labels of the neighbours are
+ever scored: with ``top_k`` the output stays sparse throughout. No optional dependency.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.neighbors import NearestNeighbors
+
+from .base import Ranker
+from .registry import RANKERS
+
+
+@RANKERS.register("knn")
+class CosineKNN(Ranker):
+    """Similarity-weighted vote of the ``k`` nearest training documents (cosine similarity)."""
+
+    def __init__(self, k: int = 10, top_k: int | None = None):
+        self.k = k
+        self.top_k = top_k
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if not (isinstance(self.k, (int, np.integer)) and self.k >= 1):
+            raise ValueError(f"k must be a positive integer, got {self.k!r}")
+
+    def _fit(self, X, Y: sp.csr_matrix) -> None:
+        self.n_neighbours_ = min(int(self.k), X.shape[0])  # fewer training documents than k: use them all
+        self.neighbours_ = NearestNeighbors(n_neighbors=self.n_neighbours_, metric="cosine", algorithm="brute").fit(X)
+        self.train_labels_ = sp.csr_matrix(Y, dtype=np.float64)
+
+    def _scores(self, X) -> sp.csr_matrix:
+        distance, neighbour = self.neighbours_.kneighbors(X)
+        weight = np.maximum(1.0 - distance, 0.0)
+        total = weight.sum(axis=1, keepdims=True)
+        weight = np.where(total > 0, weight / np.where(total > 0, total, 1.0), 1.0 / self.n_neighbours_)
+        m, k = neighbour.shape
+        votes = sp.csr_matrix((weight.ravel(), neighbour.ravel(), np.arange(m + 1) * k),
+                              shape=(m, self.train_labels_.shape[0]))
+        scores = (votes @ self.train_labels_).tocsr()
+        scores.eliminate_zeros()
+        scores.sort_indices()
+        return scores

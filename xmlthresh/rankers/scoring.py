@@ -1,0 +1,191 @@
+"""Feature data -> a ranker's scores, cached: ``ranker_scores(data, ranker_name, params, seed)``.
+
+The ranker is fitted on the ``train`` split only (the loaders carve ``validation`` out of train) and scores
+``validation`` and ``test``. The result is cached in ``cache_dir()/scores/`` (``$XMLTHRESH_CACHE``) under a
+key of (data set name, fingerprint of the data: every split's array shapes and a hash of their contents,
+ranker name, the ranker's full parameters, seed, cache format), written atomically in the
+``xmlthresh.datasets.score_files`` layout, so a sweep over threshold strategies fits the ranker once.
+A cache hit is logged ("scores from cache ...") and marked ``info["scores_from_cache"] = True``.
+
+``info`` also holds the ranker's quality on test (P@1, P@3, P@5 and the ranking loss, over the documents
+with at least one label) and its fit and prediction seconds (of the run that fitted it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..data.multilabel import MultiLabelData, ScoreData
+from ..data.scores import ScoredSplit
+from ..paths import cache_dir
+from .base import Ranker
+from .quality import precision_at_k, ranking_loss
+from .registry import RANKERS
+
+log = logging.getLogger(__name__)
+
+#: bump when the cached content or its meaning changes: old entries are then ignored
+CACHE_FORMAT = 1
+#: the splits that are scored (when present); the ranker always fits on "train"
+SCORED_SPLITS = ("validation", "test")
+
+
+def make_ranker(ranker_name: str, params: Mapping[str, Any] | None = None, seed: int | None = None) -> Ranker:
+    """The registered ranker with ``params``; ``seed`` goes to its ``random_state`` when it has one.
+
+    Unknown parameters raise an error listing the accepted ones; a ``name`` entry equal to ``ranker_name``
+    (as in ``conf/ranker/<name>.yaml``) is ignored."""
+    cls = RANKERS.get(ranker_name)
+    params = dict(params or {})
+    if params.get("name", ranker_name) != ranker_name:
+        raise ValueError(f"params name {params['name']!r} differs from ranker_name {ranker_name!r}")
+    params.pop("name", None)
+    accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValueError(f"ranker {ranker_name!r} has no parameter(s) {', '.join(unknown)}; "
+                         f"its parameters: {', '.join(accepted)}")
+    if "random_state" in accepted and "random_state" not in params:
+        params["random_state"] = seed
+    return cls(**params)
+
+
+def ranker_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str, Any] | None = None,
+                  seed: int = 0, cache: bool = True) -> ScoreData:
+    """Fit ``ranker_name`` on ``data``'s train split; scores of validation and test (cached, see module)."""
+    ranker = make_ranker(ranker_name, params, seed)
+    type(ranker).check_available()
+    for required in ("train", "test"):
+        if required not in data.X:
+            raise ValueError(f"{data.name}: ranker scores need a {required!r} split, got {sorted(data.X)}")
+    key = cache_key(data, ranker_name, ranker.get_params(), seed)
+    path = cache_path(data.name, ranker_name, key)
+    if cache and path.is_file():
+        cached = _read_cache(path, key, data.name)
+        if cached is not None:
+            log.info("scores from cache %s (dataset %s, ranker %s)", path, data.name, ranker_name)
+            return cached
+
+    log.info("fitting ranker %s on %s (%d train documents, %d labels)", ranker_name, data.name,
+             data.X["train"].shape[0], data.n_labels)
+    started = time.perf_counter()
+    ranker.fit(data.X["train"], data.Y["train"])
+    fit_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    splits = {
+        split: ScoredSplit(ranker.predict_scores(data.X[split]), data.Y[split], name=f"{data.name}/{split}",
+                           label_names=data.label_names)
+        for split in SCORED_SPLITS if split in data.X
+    }
+    predict_seconds = time.perf_counter() - started
+    test = splits["test"]
+    quality = ranker_quality(test.scores, test.labels)
+    info = {
+        "ranker": ranker_name,
+        "ranker_params": _jsonable(ranker.get_params()),
+        "seed": seed,
+        **{f"ranker_{name}": value for name, value in quality.items()},
+        "ranker_fit_seconds": fit_seconds,
+        "ranker_predict_seconds": predict_seconds,
+        "ranker_train_docs": int(data.X["train"].shape[0]),
+        "cache_key": key,
+        "scores_from_cache": False,
+    }
+    log.info("ranker %s on %s: P@1 %.4f, P@3 %.4f, P@5 %.4f, ranking loss %.4f (fit %.2f s)", ranker_name,
+             data.name, quality["p_at_1"], quality["p_at_3"], quality["p_at_5"], quality["ranking_loss"], fit_seconds)
+    result = ScoreData(data.name, splits, info)
+    if cache:
+        from ..datasets.score_files import save_scores  # lazy: datasets/ imports every data set plugin
+
+        save_scores(path, result)
+        log.info("scores cached in %s", path)
+    return result
+
+
+def ranker_quality(scores: np.ndarray | sp.csr_matrix, labels: sp.csr_matrix) -> dict[str, float]:
+    """P@1, P@3, P@5 and the ranking loss (documents with at least one label), plus how many such documents."""
+    precision = precision_at_k(scores, labels, (1, 3, 5))
+    return {
+        "p_at_1": precision[1],
+        "p_at_3": precision[3],
+        "p_at_5": precision[5],
+        "ranking_loss": ranking_loss(scores, labels),
+        "eval_docs": int(np.count_nonzero(np.diff(sp.csr_matrix(labels).indptr) > 0)),
+    }
+
+
+# ---------------------------------------------------------------------- cache key and files
+def data_fingerprint(data: MultiLabelData) -> dict[str, Any]:
+    """Shapes of every split's arrays and a BLAKE2 hash of their contents (features, labels, label names)."""
+    digest = hashlib.blake2b(digest_size=20)
+    shapes: dict[str, Any] = {}
+    for split in sorted(data.X):
+        X, Y = data.X[split], sp.csr_matrix(data.Y[split])
+        shapes[split] = {"X": list(X.shape), "X_sparse": bool(sp.issparse(X)),
+                         "X_nnz": int(X.nnz) if sp.issparse(X) else None,
+                         "Y": list(Y.shape), "Y_nnz": int(Y.nnz)}
+        digest.update(split.encode())
+        for array in _arrays_of(X) + _arrays_of(Y.astype(bool)):
+            digest.update(str(array.dtype).encode() + str(array.shape).encode())
+            digest.update(np.ascontiguousarray(array).view(np.uint8).ravel())
+    digest.update(np.asarray(data.label_names).astype(str).tobytes())
+    return {"shapes": shapes, "hash": digest.hexdigest()}
+
+
+def _arrays_of(matrix) -> list[np.ndarray]:
+    if sp.issparse(matrix):
+        csr = sp.csr_matrix(matrix)
+        return [csr.data, csr.indices, csr.indptr]
+    return [np.asarray(matrix)]
+
+
+def cache_key(data: MultiLabelData, ranker_name: str, params: Mapping[str, Any], seed: int) -> str:
+    """SHA-256 over (data set name, data fingerprint, ranker name, its parameters, seed, cache format)."""
+    payload = {"format": CACHE_FORMAT, "dataset": data.name, "data": data_fingerprint(data),
+               "ranker": ranker_name, "params": _jsonable(dict(params)), "seed": seed}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def cache_path(dataset_name: str, ranker_name: str, key: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", dataset_name) or "data"
+    return cache_dir() / "scores" / f"{safe}__{ranker_name}__{key[:32]}.npz"
+
+
+def _read_cache(path: Path, key: str, name: str) -> ScoreData | None:
+    from ..datasets.score_files import ScoreFileError, load_scores
+
+    try:
+        cached = load_scores(path, name=name)
+    except (ScoreFileError, OSError, ValueError) as exc:
+        log.warning("ignoring unreadable score cache %s (%s); refitting", path, exc)
+        return None
+    if cached.info.get("cache_key") != key:
+        log.warning("ignoring score cache %s: it belongs to another key; refitting", path)
+        return None
+    info = {k: v for k, v in cached.info.items() if k != "score_file"}
+    info["scores_from_cache"] = True
+    info["cache_path"] = str(path)
+    return ScoreData(name, cached.splits, info)
+
+
+def _jsonable(value: Any) -> Any:
+    """Parameters as plain JSON values (numpy scalars -> Python, tuples -> lists, others -> repr)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
