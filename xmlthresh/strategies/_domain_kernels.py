@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._kernels import f_beta_scalar, segment_max_f
+from ._kernels import f_beta_scalar, neumaier_add, segment_max_f
 
 #: a hull maximiser closer than this (as a fraction of its edge) to an end point is taken to be that vertex
 VERTEX_TOL = 1e-9
@@ -56,18 +56,8 @@ def support_points(sorted_key, sorted_label, chain_ptr, chain, precision, recall
             position[k] += 1
             dp = precision[b] - precision[a]
             dr = recall[b] - recall[a]
-            t = p + dp
-            if abs(p) >= abs(dp):
-                p_err += (p - t) + dp
-            else:
-                p_err += (dp - t) + p
-            p = t
-            t = r + dr
-            if abs(r) >= abs(dr):
-                r_err += (r - t) + dr
-            else:
-                r_err += (dr - t) + r
-            r = t
+            p, p_err = neumaier_add(p, p_err, dp)
+            r, r_err = neumaier_add(r, r_err, dr)
             e += 1
         step[i] = e
         mean_p[i] = (p + p_err) * inv_n
@@ -355,18 +345,8 @@ def branch_and_bound(
                 seg_f, seg_t = segment_max_f(p + p_err, r + r_err, dp, dr, b2)
                 if seg_f > upper_f:
                     upper_f, upper_segment, upper_t = seg_f, e, seg_t
-                t = p + dp
-                if abs(p) >= abs(dp):
-                    p_err += (p - t) + dp
-                else:
-                    p_err += (dp - t) + p
-                p = t
-                t = r + dr
-                if abs(r) >= abs(dr):
-                    r_err += (r - t) + dr
-                else:
-                    r_err += (dr - t) + r
-                r = t
+                p, p_err = neumaier_add(p, p_err, dp)
+                r, r_err = neumaier_add(r, r_err, dr)
                 f = f_beta_scalar(p + p_err, r + r_err, b2)
                 if f > best_f:
                     best_f, best_step = f, e + 1

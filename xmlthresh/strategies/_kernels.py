@@ -19,6 +19,18 @@ def f_beta_scalar(precision, recall, b2):
     return (1.0 + b2) * precision * recall / den
 
 
+@numba.njit(cache=True, inline="always")
+def neumaier_add(total, compensation, value):
+    """One step of Neumaier's compensated summation: (total + value, updated compensation); the exact sum is
+    total + compensation. Keeps 10^6-step sweeps exact to ~1e-16."""
+    t = total + value
+    if abs(total) >= abs(value):
+        compensation += (total - t) + value
+    else:
+        compensation += (value - t) + total
+    return t, compensation
+
+
 @numba.njit(cache=True)
 def segment_max_f(p0, r0, dp, dr, b2):
     """Max of F_beta on the segment (p0, r0) + t (dp, dr), t in [0, 1]; returns (F, t).
@@ -100,18 +112,8 @@ def minkowski_sweep(order_label, chain_ptr, chain, precision, recall, b2):
         seg_f, seg_t = segment_max_f(p + p_err, r + r_err, dp, dr, b2)
         if seg_f > upper_f:
             upper_f, upper_segment, upper_t = seg_f, i, seg_t
-        t = p + dp
-        if abs(p) >= abs(dp):
-            p_err += (p - t) + dp
-        else:
-            p_err += (dp - t) + p
-        p = t
-        t = r + dr
-        if abs(r) >= abs(dr):
-            r_err += (r - t) + dr
-        else:
-            r_err += (dr - t) + r
-        r = t
+        p, p_err = neumaier_add(p, p_err, dp)
+        r, r_err = neumaier_add(r, r_err, dr)
         f = f_beta_scalar(p + p_err, r + r_err, b2)
         if f > best_f:
             best_f, best_step = f, i + 1

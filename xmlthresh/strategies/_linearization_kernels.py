@@ -15,6 +15,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ._kernels import neumaier_add
+
 
 @numba.njit(cache=True)
 def prefix_means(start_p_sum, start_r_sum, step_dp, step_dr, n_labels):
@@ -29,18 +31,8 @@ def prefix_means(start_p_sum, start_r_sum, step_dp, step_dr, n_labels):
     mean_p[0] = p * inv_n
     mean_r[0] = r * inv_n
     for i in range(n_steps):
-        t = p + step_dp[i]
-        if abs(p) >= abs(step_dp[i]):
-            p_err += (p - t) + step_dp[i]
-        else:
-            p_err += (step_dp[i] - t) + p
-        p = t
-        t = r + step_dr[i]
-        if abs(r) >= abs(step_dr[i]):
-            r_err += (r - t) + step_dr[i]
-        else:
-            r_err += (step_dr[i] - t) + r
-        r = t
+        p, p_err = neumaier_add(p, p_err, step_dp[i])
+        r, r_err = neumaier_add(r, r_err, step_dr[i])
         mean_p[i + 1] = (p + p_err) * inv_n
         mean_r[i + 1] = (r + r_err) * inv_n
     return mean_p, mean_r
