@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from xmlthresh.data import cache as cache_module
+from xmlthresh.data import npz_entries
 from xmlthresh.data import ranked_list_file
 from xmlthresh.data.ranked_list_file import RankedListFormatError, parse_ranked_lists, read_ranked_lists
 from xmlthresh.data.ranked_lists import RankedLists
@@ -333,7 +334,7 @@ def test_disk_full_during_cache_write_leaves_nothing(tmp_path, cache_home, monke
         out.write(b"PK\x03\x04 half an entry")
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(cache_module, "_write", disk_full)
+    monkeypatch.setattr(npz_entries, "_write", disk_full)
     lists = read_ranked_lists(path, num_docs=40, cache=True)
     assert_matches(lists, expected, 40)  # the load itself succeeds
     assert "could not write the cache" in caplog.text and "No space left" in caplog.text
@@ -352,7 +353,7 @@ def test_other_errors_during_cache_write_leave_nothing_and_propagate(tmp_path, c
         out.write(b"partial")
         raise RuntimeError("writer bug")
 
-    monkeypatch.setattr(cache_module, "_write", broken)
+    monkeypatch.setattr(npz_entries, "_write", broken)
     with pytest.raises(RuntimeError, match="writer bug"):
         read_ranked_lists(path, cache=True)
     assert cache_files(cache_home) == []

@@ -21,10 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
-import zipfile
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +28,7 @@ import numpy as np
 
 from ..paths import cache_dir
 from .ranked_list_file import parse_source, warn_unranked
+from .npz_entries import READ_ERRORS, CorruptEntryError, discard, read_entry, source_stamp, write_entry
 from .ranked_lists import RankedLists, RankedListsError
 from .streaming import DEFAULT_CHUNK_SIZE, open_source
 
@@ -41,10 +38,6 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 _ARRAYS = ("relevant_rank", "label_ptr", "list_length", "n_relevant", "label_ids")
 _INT32 = np.iinfo(np.int32)
-
-
-class CorruptCacheError(ValueError):
-    """A cache entry that cannot be trusted (unreadable, checksum mismatch, inconsistent arrays)."""
 
 
 def cached_parse(
@@ -73,12 +66,6 @@ def cached_parse(
     return lists
 
 
-def source_stamp(path: Path) -> dict[str, Any]:
-    """What identifies the content of ``path`` without reading it: name, size and modification time."""
-    status = path.stat()
-    return {"name": path.name, "size": status.st_size, "mtime_ns": status.st_mtime_ns}
-
-
 def entry_path(path: Path, member: str | None = None, num_docs: int | None = None) -> Path:
     """The cache file for ``path`` parsed with these parameters (a readable stem plus a digest)."""
     request = {"path": str(path.resolve()), "member": member, "num_docs": num_docs, "version": FORMAT_VERSION}
@@ -94,22 +81,18 @@ def load_entry(entry: Path, stamp: dict[str, Any], include_predict_all: bool = T
     if not entry.is_file():
         return None
     try:
-        meta, arrays = _read(entry)
+        meta, arrays = read_entry(entry)
         if meta.get("version") != FORMAT_VERSION or meta.get("source") != stamp:
             log.info("cache %s is stale (source changed): rebuilding", entry)
             return None
-        return RankedLists(**arrays, num_docs=int(meta["num_docs"]), include_predict_all=include_predict_all,
-                           name=name)
+        if len(arrays["list_length"]) != meta["n_labels"]:
+            raise CorruptEntryError(f"{len(arrays['list_length'])} labels stored, {meta['n_labels']} expected")
+        return RankedLists(**{key: arrays[key] for key in _ARRAYS}, num_docs=int(meta["num_docs"]),
+                           include_predict_all=include_predict_all, name=name)
     except FileNotFoundError:  # removed meanwhile by another process
         return None
-    except (CorruptCacheError, RankedListsError, OSError, ValueError, KeyError, TypeError, EOFError,
-            zipfile.BadZipFile, json.JSONDecodeError) as exc:
-        log.warning("cache %s is corrupt (%s: %s): deleting it and parsing the source again",
-                    entry, type(exc).__name__, exc)
-        try:
-            entry.unlink(missing_ok=True)
-        except OSError:
-            pass  # the rebuilt entry replaces it (or the cache is unwritable: then we go without)
+    except (CorruptEntryError, RankedListsError, *READ_ERRORS) as exc:
+        discard(entry, exc)
         return None
 
 
@@ -117,49 +100,8 @@ def store_entry(entry: Path, lists: RankedLists, stamp: dict[str, Any]) -> bool:
     """Write ``lists`` to ``entry`` atomically; on an OS error (full disk, read-only directory) log a warning,
     leave nothing behind and return False."""
     arrays = {key: _narrow(getattr(lists, key)) for key in _ARRAYS}
-    meta = {
-        "version": FORMAT_VERSION,
-        "source": stamp,
-        "num_docs": lists.num_docs,
-        "n_labels": lists.n_labels,
-        "crc32": {key: zlib.crc32(array) for key, array in arrays.items()},
-    }
-    tmp: Path | None = None
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp_name = tempfile.mkstemp(prefix=f".{entry.name}.", suffix=".tmp", dir=entry.parent)
-        tmp = Path(tmp_name)
-        with os.fdopen(handle, "wb") as out:
-            _write(out, meta, arrays)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, entry)
-        tmp = None
-    except OSError as exc:
-        log.warning("could not write the cache %s (%s); continuing without it", entry, exc)
-        return False
-    finally:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
-    return True
-
-
-# ---------------------------------------------------------------------------------------------- internals
-def _write(out, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-    """The writer: one uncompressed npz (the metadata as a JSON string array)."""
-    np.savez(out, meta=np.array(json.dumps(meta)), **arrays)
-
-
-def _read(entry: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    with np.load(entry, allow_pickle=False) as npz:
-        meta = json.loads(str(npz["meta"][()]))
-        arrays = {key: npz[key] for key in _ARRAYS}
-    for key, array in arrays.items():
-        if zlib.crc32(np.ascontiguousarray(array)) != meta["crc32"][key]:
-            raise CorruptCacheError(f"checksum mismatch in {key}")
-    if len(arrays["list_length"]) != meta["n_labels"]:
-        raise CorruptCacheError(f"{len(arrays['list_length'])} labels stored, {meta['n_labels']} expected")
-    return meta, arrays
+    meta = {"version": FORMAT_VERSION, "source": stamp, "num_docs": lists.num_docs, "n_labels": lists.n_labels}
+    return write_entry(entry, meta, arrays)
 
 
 def _narrow(array: np.ndarray) -> np.ndarray:

@@ -22,10 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
-import zipfile
-import zlib
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -34,21 +30,12 @@ import scipy.sparse as sp
 
 from ..paths import cache_dir
 from .multilabel import MultiLabelData
+from .npz_entries import READ_ERRORS, CorruptEntryError, discard, read_entry, source_stamp, write_entry
 
 log = logging.getLogger(__name__)
 
 #: bump when the stored layout changes (loaders version their own semantics through ``version``)
 FORMAT_VERSION = 1
-
-
-class CorruptFeatureCacheError(ValueError):
-    """A cache entry that cannot be trusted (unreadable, checksum mismatch, inconsistent arrays)."""
-
-
-def source_stamp(path: Path) -> dict[str, Any]:
-    """What identifies the content of ``path`` without reading it: name, size and modification time."""
-    status = Path(path).stat()
-    return {"name": Path(path).name, "size": status.st_size, "mtime_ns": status.st_mtime_ns}
 
 
 def entry_path(loader: str, name: str, sources: Sequence[Path], params: Mapping[str, Any], version: int) -> Path:
@@ -83,18 +70,15 @@ def load_entry(entry: Path, stamps: list[dict[str, Any]]) -> MultiLabelData | No
     """The data stored in ``entry``, or None when it is missing, stale (other sources or format) or corrupt
     (then it is deleted, with a warning)."""
     try:
-        meta, arrays = _read(entry)
+        meta, arrays = read_entry(entry)
         if meta.get("format") != FORMAT_VERSION or meta.get("sources") != stamps:
             log.info("cache %s is stale (a source changed): rebuilding", entry)
             return None
         return _from_arrays(meta, arrays)
     except FileNotFoundError:
         return None
-    except (CorruptFeatureCacheError, OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile,
-            json.JSONDecodeError) as exc:
-        log.warning("cache %s is corrupt (%s: %s): deleting it and reading the sources again",
-                    entry, type(exc).__name__, exc)
-        entry.unlink(missing_ok=True)
+    except (CorruptEntryError, *READ_ERRORS) as exc:
+        discard(entry, exc)
         return None
 
 
@@ -102,26 +86,8 @@ def store_entry(entry: Path, data: MultiLabelData, stamps: list[dict[str, Any]])
     """Write ``data`` to ``entry`` atomically; on an OS error log a warning, leave nothing behind and return
     False."""
     meta, arrays = _to_arrays(data)
-    meta.update(format=FORMAT_VERSION, sources=stamps,
-                crc32={key: zlib.crc32(np.ascontiguousarray(array)) for key, array in arrays.items()})
-    tmp: Path | None = None
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp_name = tempfile.mkstemp(prefix=f".{entry.name}.", suffix=".tmp", dir=entry.parent)
-        tmp = Path(tmp_name)
-        with os.fdopen(handle, "wb") as out:
-            np.savez(out, meta=np.array(json.dumps(meta)), **arrays)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, entry)
-        tmp = None
-    except OSError as exc:
-        log.warning("could not write the cache %s (%s); continuing without it", entry, exc)
-        return False
-    finally:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
-    return True
+    meta.update(format=FORMAT_VERSION, sources=stamps)
+    return write_entry(entry, meta, arrays)
 
 
 # ---------------------------------------------------------------------------------------------- internals
@@ -161,25 +127,12 @@ def _from_arrays(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> MultiLa
         else:
             X[split] = arrays[f"X__{split}"]
             if list(X[split].shape) != layout["X_shape"]:
-                raise CorruptFeatureCacheError(f"X[{split}] has shape {X[split].shape}, {layout['X_shape']} expected")
+                raise CorruptEntryError(f"X[{split}] has shape {X[split].shape}, {layout['X_shape']} expected")
         indices = arrays[f"Y__{split}__indices"]
         Y[split] = sp.csr_matrix((np.ones(len(indices), dtype=bool), indices, arrays[f"Y__{split}__indptr"]),
                                  shape=tuple(layout["Y_shape"]))
     return MultiLabelData(name=meta["name"], X=X, Y=Y, label_names=arrays["label_names"],
                           feature_names=arrays.get("feature_names"), info=dict(meta["info"]))
-
-
-def _read(entry: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    with np.load(entry, allow_pickle=False) as npz:
-        meta = json.loads(str(npz["meta"][()]))
-        arrays = {key: npz[key] for key in npz.files if key != "meta"}
-    expected = meta.get("crc32", {})
-    if set(expected) != set(arrays):
-        raise CorruptFeatureCacheError(f"arrays {sorted(arrays)} stored, {sorted(expected)} expected")
-    for key, array in arrays.items():
-        if zlib.crc32(np.ascontiguousarray(array)) != expected[key]:
-            raise CorruptFeatureCacheError(f"checksum mismatch in {key}")
-    return meta, arrays
 
 
 def _plain(names: np.ndarray) -> np.ndarray:
