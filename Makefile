@@ -18,10 +18,11 @@ endif
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml plugins/xmlthresh-peers/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e 'plugins/xmlthresh-peers[xcolumns]'
 	touch $(STAMP)
 
 run: $(STAMP)

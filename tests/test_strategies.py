@@ -88,6 +88,8 @@ def test_strategies_follow_the_estimator_contract():
 
     for name in STRATEGIES.names():
         cls = STRATEGIES.get(name)
+        if callable(getattr(cls, "unavailable_reason", None)) and cls.unavailable_reason():
+            continue  # an optional plugin whose dependency is missing: its own tests cover that path
         model = cls(beta=2.0)
         assert model.get_params()["beta"] == 2.0
         assert clone(model).get_params() == model.get_params()

@@ -1,0 +1,160 @@
+"""``xcolumns_bca``: xCOLUMNs' block coordinate ascent (``xcolumns.block_coordinate.predict_using_bc_with_0approx``;
+Schultheis et al., "Generalized test utilities for long-tail performance in extreme multi-label
+classification", NeurIPS 2023) -- a *transductive* rule: it chooses the predictions of the split it predicts
+by maximising the expected metric under eta on that split's scores **jointly** (no labels, but all test
+scores at once), one document (block) at a time. Hence ``kind = "uses test scores"``: under
+``protocol=holdout`` the fit split only calibrates scores to probabilities (per-label Platt scaling,
+``_common``), and the test predictions come from the test scores.
+
+The general function optimises metrics that decompose over labels (a per-label utility of the expected
+tp, fp, fn, averaged). ``objective="macro_f"`` passes the per-label F_beta. F-macro does not decompose, so
+``objective="f_macro"`` (default) goes through its linearisation (theory section 2): for a direction
+(w_P, w_R) = (1 - t, t), BCA maximises the mean of w_P p_k + w_R r_k (decomposable); the direction sought is
+the fixed point where the gradient of F_beta at the expected (P, R) of BCA's result points back along
+(1 - t, t). That map is non-increasing in t, so t is found by bisection (warm-started BCA runs, at most
+``max_outer``; the predictions with the best expected F-macro are kept, as a jump may leave no fixed point).
+Predictions are chosen per document, not as cuts of a ranking, so the data set's ``include_predict_all``
+does not apply. ``info`` says which objective ran and how (``objective``, ``objective_method``, ``bca_*``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.strategies.base import ScoreStrategy
+from xmlthresh.strategies.registry import STRATEGIES
+
+from ._common import (
+    PlattCalibration,
+    binary_fbeta,
+    binary_linearised_f_macro,
+    counts_of_predictions,
+    dense_labels,
+    dense_scores,
+    f_beta_gradient,
+    f_beta_value,
+    import_xcolumns,
+    too_large_reason,
+    xcolumns_unavailable_reason,
+)
+
+OBJECTIVES = ("f_macro", "macro_f")
+
+
+@STRATEGIES.register("xcolumns_bca")
+class XColumnsBlockCoordinate(ScoreStrategy):
+    """Block coordinate ascent on the expected F-macro / macro-F of the predicted split (optional: xcolumns)."""
+
+    kind: ClassVar[str] = "uses test scores"
+
+    def __init__(self, beta: float = 1.0, objective: str = "f_macro", max_iter: int = 30, tolerance: float = 1e-6,
+                 max_outer: int = 20, outer_tolerance: float = 1e-4, seed: int = 0) -> None:
+        super().__init__(beta=beta)
+        self.objective = objective
+        self.max_iter = max_iter
+        self.tolerance = tolerance
+        self.max_outer = max_outer
+        self.outer_tolerance = outer_tolerance
+        self.seed = seed
+
+    @staticmethod
+    def unavailable_reason() -> str | None:
+        return xcolumns_unavailable_reason()
+
+    def skip(self, data: Any) -> tuple[bool, str]:
+        skipped, reason = super().skip(data)
+        if skipped:
+            return skipped, reason
+        reason = too_large_reason(data, self.registry_name)
+        return bool(reason), reason
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        for name in ("max_iter", "max_outer"):
+            value = getattr(self, name)
+            if not (isinstance(value, int) and value >= 1):
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if not (self.tolerance > 0 and self.outer_tolerance > 0):
+            raise ValueError("tolerance and outer_tolerance must be positive")
+
+    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "XColumnsBlockCoordinate":
+        """Calibrate scores on ``split``; the predictions themselves are chosen on each predicted split."""
+        self._check_params()
+        import_xcolumns("block_coordinate")  # fail here, with the install hint, not later
+        self.calibration_ = PlattCalibration().fit(dense_scores(split), dense_labels(split))
+        self.info_ = {
+            "kind": self.kind,
+            "objective": self.objective,
+            "objective_method": ("linearised F-macro: bisection for the fixed point of BCA best responses"
+                                 if self.objective == "f_macro" else "per-label F_beta, mean over labels"),
+            "calibration": "platt per label (fit split)",
+            "seed": int(self.seed),
+        }
+        self._set_fit_results(split)
+        self.info_.update({f"bca_{key}": value for key, value in self.last_run_.items()})  # of the fit split
+        return self
+
+    def predict(self, split: ScoredSplit) -> np.ndarray:
+        """0/1 predictions (documents x labels) chosen by block coordinate ascent on ``split``'s scores."""
+        if not hasattr(self, "calibration_"):
+            raise RuntimeError(f"{type(self).__name__} is not fitted yet; call fit first")
+        block = import_xcolumns("block_coordinate")
+        eta = self.calibration_.transform(dense_scores(split))
+        if self.objective == "macro_f":
+            pred, meta = self._bca(block, eta, binary_fbeta(float(self.beta)), init=(eta > 0.5).astype(float))
+            self.last_run_ = {"iterations": int(meta["iters"]), "outer_rounds": 1,
+                              "expected_objective": float(meta["utilities"][-1])}
+            return pred
+        return self._linearised_f_macro(block, eta)
+
+    def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
+        return counts_of_predictions(self.predict(split), split)
+
+    # ------------------------------------------------------------------ internals
+    def _bca(self, block, eta: np.ndarray, utility, init: np.ndarray):
+        return block.predict_using_bc_with_0approx(
+            eta, utility, 0, metric_aggregation="mean", maximize=True, tolerance=self.tolerance,
+            init_y_pred=init, max_iter=self.max_iter, shuffle_order=True, skip_tn=True, return_meta=True,
+            seed=int(self.seed),
+        )
+
+    def _linearised_f_macro(self, block, eta: np.ndarray) -> np.ndarray:
+        """Bisection on the direction t (weight of recall, w_P = 1 - t, w_R = t) for the fixed point
+        t = dF/dR / (dF/dP + dF/dR) at the expected (P, R) of BCA's best response to t. That map is
+        non-increasing in t (more weight on recall -> more recall, less precision), so plain iteration
+        oscillates and bisection converges (theory section 2)."""
+        beta = float(self.beta)
+        pred = (eta > 0.5).astype(np.float64)
+        low, high = 0.0, 1.0
+        best_pred, best_f, rounds, iterations = pred, -1.0, 0, 0
+        for rounds in range(1, self.max_outer + 1):
+            t = 0.5 * (low + high)
+            pred, meta = self._bca(block, eta, binary_linearised_f_macro(1.0 - t, t), init=pred.copy())
+            iterations += int(meta["iters"])
+            precision, recall = _expected_precision_recall(eta, pred)
+            value = f_beta_value(precision, recall, beta)
+            if value > best_f:
+                best_pred, best_f = pred.copy(), value
+            if f_beta_gradient(precision, recall, beta)[1] > t:
+                low = t
+            else:
+                high = t
+            if high - low < self.outer_tolerance:
+                break
+        self.last_run_ = {"iterations": iterations, "outer_rounds": rounds, "expected_objective": best_f,
+                          "recall_weight": 0.5 * (low + high)}
+        return best_pred
+
+
+def _expected_precision_recall(eta: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
+    """Mean over labels of the expected-count precision and recall of ``pred`` under ``eta``."""
+    etp = (eta * pred).sum(axis=0)
+    predicted = pred.sum(axis=0)
+    relevant = eta.sum(axis=0)
+    precision = np.divide(etp, predicted, out=np.zeros_like(etp), where=predicted > 0)
+    recall = np.divide(etp, relevant, out=np.zeros_like(etp), where=relevant > 0)
+    return float(precision.mean()), float(recall.mean())

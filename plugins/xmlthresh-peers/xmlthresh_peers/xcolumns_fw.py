@@ -1,0 +1,118 @@
+"""``xcolumns_fw``: xCOLUMNs' Frank-Wolfe search for a randomized classifier (Schultheis et al., "Consistent
+algorithms for multi-label classification with macro-at-k metrics", ICLR 2024; github.com/mwydmuch/xCOLUMNs).
+
+Fit: scores of the fit split -> probabilities by per-label Platt scaling (``_common``); Frank-Wolfe
+(``xcolumns.frank_wolfe.find_classifier_using_fw``, the general function: the 0.0.2 convenience wrappers
+crash) maximises the objective on the fit split's expected confusion matrix, with no budget (k = 0). The
+result is a **randomized** classifier: a distribution over linear rules "predict label j when
+a_j eta_j + b_j > 0", one rule drawn per document. ``counts`` draws with ``seed``, so a fitted model
+predicts the same matrix every time.
+
+``objective="f_macro"`` is F_beta(mean precision, mean recall) written on per-label tp, fp, fn;
+``"macro_f"`` the mean of per-label F_beta. Both average over the labels with relevant documents in the fit
+split (the others get zero weight, hence the rule a = b = 0: never predicted). The rules are not cuts of a
+ranking, so the data set's ``include_predict_all`` does not apply to them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.strategies.base import ScoreStrategy
+from xmlthresh.strategies.registry import STRATEGIES
+
+from ._common import (
+    PlattCalibration,
+    counts_of_predictions,
+    dense_labels,
+    dense_scores,
+    f_macro_objective,
+    import_xcolumns,
+    macro_f_objective,
+    too_large_reason,
+    xcolumns_unavailable_reason,
+)
+
+OBJECTIVES = ("f_macro", "macro_f")
+INITS = ("top", "random")
+
+
+@STRATEGIES.register("xcolumns_fw")
+class XColumnsFrankWolfe(ScoreStrategy):
+    """Frank-Wolfe randomized classifier for F-macro or macro-F (optional dependency: xcolumns)."""
+
+    kind: ClassVar[str] = "randomized"
+
+    def __init__(self, beta: float = 1.0, objective: str = "f_macro", max_iters: int = 50,
+                 init: str = "top", alpha_search_step: float = 0.001, seed: int = 0) -> None:
+        super().__init__(beta=beta)
+        self.objective = objective
+        self.max_iters = max_iters
+        self.init = init
+        self.alpha_search_step = alpha_search_step
+        self.seed = seed
+
+    @staticmethod
+    def unavailable_reason() -> str | None:
+        return xcolumns_unavailable_reason()
+
+    def skip(self, data: Any) -> tuple[bool, str]:
+        skipped, reason = super().skip(data)
+        if skipped:
+            return skipped, reason
+        reason = too_large_reason(data, self.registry_name)
+        return bool(reason), reason
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
+        if not (isinstance(self.max_iters, int) and self.max_iters >= 1):
+            raise ValueError(f"max_iters must be an integer >= 1, got {self.max_iters!r}")
+        if not 0 < self.alpha_search_step < 1:
+            raise ValueError(f"alpha_search_step must lie in (0, 1), got {self.alpha_search_step!r}")
+        if not isinstance(self.seed, (int, np.integer)):
+            raise ValueError(f"seed must be an integer, got {self.seed!r}")
+
+    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "XColumnsFrankWolfe":
+        self._check_params()
+        frank_wolfe = import_xcolumns("frank_wolfe")
+        scores, labels = dense_scores(split), dense_labels(split)
+        self.calibration_ = PlattCalibration().fit(scores, labels)
+        kept = split.n_relevant > 0
+        weights = kept / max(int(kept.sum()), 1)
+        make = f_macro_objective if self.objective == "f_macro" else macro_f_objective
+        metric = make(weights, float(self.beta))
+        classifier, meta = frank_wolfe.find_classifier_using_fw(
+            labels, self.calibration_.transform(scores), metric, k=0, max_iters=self.max_iters,
+            init_classifier=self.init, maximize=True, search_for_best_alpha=True, alpha_search_algo="uniform",
+            alpha_uniform_search_step=self.alpha_search_step, skip_tn=True, seed=int(self.seed),
+            return_meta=True,
+        )
+        self.classifier_ = classifier
+        utilities = [float(u) for u in meta.get("utilities", [])]
+        self.info_ = {
+            "kind": self.kind,
+            "objective": self.objective,
+            "calibration": "platt per label (fit split)",
+            "fw_iterations": int(meta.get("iters", 0)),
+            "fw_classifiers": int(len(classifier.p)),
+            "fw_expected_objective": utilities[-1] if utilities else None,
+            "seed": int(self.seed),
+        }
+        self._set_fit_results(split)
+        return self
+
+    def predict(self, split: ScoredSplit) -> np.ndarray:
+        """0/1 predictions (documents x labels) of the randomized classifier, drawn with ``seed``."""
+        if not hasattr(self, "classifier_"):
+            raise RuntimeError(f"{type(self).__name__} is not fitted yet; call fit first")
+        eta = self.calibration_.transform(dense_scores(split))
+        return self.classifier_.predict(eta, seed=int(self.seed))
+
+    def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
+        return counts_of_predictions(self.predict(split), split)

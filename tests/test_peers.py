@@ -1,0 +1,283 @@
+"""Peer methods of the installed plugin ``plugins/xmlthresh-peers`` (entry point ``xmlthresh.plugins``):
+xCOLUMNs Frank-Wolfe and block coordinate ascent, scikit-learn's tuned thresholds.
+
+They run beside the built-in strategies on the same score data, under both protocols. A check for all of
+them: on the fit split none beats the certified ``domain`` upper bound of F-macro (the bound is over threshold
+rules; a peer above it would have seen labels it should not). The xCOLUMNs tests skip when xcolumns is not
+installed; the unavailable path (listing shows the install hint, fit raises it) is tested by blocking the
+import.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from xmlthresh import plugins
+from xmlthresh.data.multilabel import ScoreData
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.protocols import fit_and_evaluate
+from xmlthresh.strategies import STRATEGIES
+
+peers = pytest.importorskip(
+    "xmlthresh_peers", reason="plugin not installed: .venv/bin/pip install -e 'plugins/xmlthresh-peers[xcolumns]'"
+)
+from xmlthresh_peers import MissingDependencyError  # noqa: E402
+from xmlthresh_peers._common import PlattCalibration  # noqa: E402
+from xmlthresh_peers.sklearn_tuned import fbeta_from_counts  # noqa: E402
+
+PEERS = ("xcolumns_fw", "xcolumns_bca", "sklearn_tuned")
+KINDS = {"deterministic", "randomized", "uses test scores"}
+XCOLUMNS_MODULES = ("xcolumns", "xcolumns.frank_wolfe", "xcolumns.block_coordinate", "autograd", "autograd.numpy")
+DISTRIBUTION = Path(__file__).resolve().parents[1] / "plugins" / "xmlthresh-peers"
+
+
+def needs_xcolumns(name: str) -> None:
+    if name.startswith("xcolumns"):
+        pytest.importorskip("xcolumns", reason="xcolumns not installed: pip install 'xcolumns==0.0.2'")
+
+
+def synthetic_scores(n_labels: int, n_docs: int, seed: int = 0, top_k: int | None = None) -> ScoreData:
+    """Labels Bernoulli(prior_k), scores = signal_k * label + N(0, 1); validation and test drawn alike.
+    ``top_k``: keep only each document's k best scores (sparse top-k CSR)."""
+    rng = np.random.default_rng(seed)
+    prior = np.clip(rng.exponential(0.02, n_labels), 0.003, 0.3)
+    signal = rng.uniform(0.5, 3.0, n_labels)
+    splits = {}
+    for name in ("validation", "test"):
+        labels = rng.random((n_docs, n_labels)) < prior
+        scores = signal * labels + rng.normal(size=(n_docs, n_labels))
+        if top_k is not None:
+            keep = np.argsort(-scores, axis=1)[:, :top_k]
+            rows = np.repeat(np.arange(n_docs), top_k)
+            scores = sp.csr_matrix((scores[rows, keep.ravel()], (rows, keep.ravel())), shape=scores.shape)
+        splits[name] = ScoredSplit(scores, labels, name=name)
+    return ScoreData("peers-synthetic", splits)
+
+
+@pytest.fixture(scope="module")
+def data() -> ScoreData:
+    return synthetic_scores(n_labels=120, n_docs=250, seed=1)
+
+
+@pytest.fixture(scope="module")
+def domain_bounds(data) -> dict[str, float]:
+    """Certified upper bound of F-macro on each split (oracle on test, fit split = validation for holdout)."""
+    oracle = fit_and_evaluate(STRATEGIES.get("domain")(), data, "oracle")
+    holdout = fit_and_evaluate(STRATEGIES.get("domain")(), data, "holdout")
+    return {"oracle": oracle["upper_bound"], "holdout": holdout["fit_upper_bound"]}
+
+
+# ---------------------------------------------------------------------------------------------- discovery
+def test_entry_point_registers_the_peers_and_the_distribution_is_not_a_folder_plugin():
+    status = plugins.load_plugins()
+    assert status["peers"].loaded and "entry point" in status["peers"].source
+    assert not (DISTRIBUTION / "__init__.py").exists()  # a folder plugin would be imported from plugins/
+    for name in PEERS:
+        cls = STRATEGIES.get(name)
+        assert cls.kind in KINDS and cls.requires_scores
+    assert STRATEGIES.get("xcolumns_fw").kind == "randomized"
+    assert STRATEGIES.get("xcolumns_bca").kind == "uses test scores"
+    assert STRATEGIES.get("sklearn_tuned").kind == "deterministic"
+
+
+@pytest.mark.parametrize("name", PEERS)
+def test_option_yaml_composes_and_builds_the_strategy(name):
+    from hydra import compose, initialize_config_module
+    from omegaconf import OmegaConf
+
+    from xmlthresh.cli import register_resolvers
+    from xmlthresh.job import build
+
+    register_resolvers()
+    with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"strategy={name}", "seed=7"])
+    params = OmegaConf.to_container(cfg.strategy, resolve=True)
+    assert params.pop("name") == name
+    if "seed" in params:
+        assert params["seed"] == 7  # the run's seed
+    model = build(STRATEGIES.get(name), {"beta": 2.0, **params}, name)
+    model._check_params()
+    assert model.get_params()["beta"] == 2.0
+
+
+# ---------------------------------------------------------------------------------------------- both protocols
+VARIANTS = [("xcolumns_fw", {}), ("xcolumns_fw", {"objective": "macro_f"}), ("xcolumns_bca", {}),
+            ("xcolumns_bca", {"objective": "macro_f"}), ("sklearn_tuned", {}), ("sklearn_tuned", {"thresholds": "all"})]
+
+
+@pytest.mark.parametrize("protocol", ["oracle", "holdout"])
+@pytest.mark.parametrize("name, params", VARIANTS)
+def test_peer_runs_under_both_protocols_and_stays_below_the_certified_bound(name, params, protocol, data,
+                                                                            domain_bounds):
+    needs_xcolumns(name)
+    model = STRATEGIES.get(name)(**params)
+    result = fit_and_evaluate(model, data, protocol)
+    prefix = "fit_" if protocol == "holdout" else ""
+    assert result[f"{prefix}kind"] == model.kind
+    json.dumps(result)  # lands in result.json as it is
+    for key in ("f_macro", "macro_f", "precision", "recall"):
+        assert 0.0 <= result[key] <= 1.0
+    fit_f_macro = result[f"{prefix}f_macro"]
+    assert fit_f_macro <= domain_bounds[protocol] + 1e-12
+    assert fit_f_macro > 0.2  # a working method on an easy problem, not a degenerate rule
+    if protocol == "holdout":
+        assert result["fit_split"] == "validation" and result["eval_split"] == "test"
+        assert result["upper_bound"] is None  # bounds certify the fit split only
+
+
+def test_xcolumns_fw_is_reproducible_with_its_seed(data):
+    needs_xcolumns("xcolumns_fw")
+    test = data.splits["test"]
+    first = STRATEGIES.get("xcolumns_fw")(seed=3).fit_scores(data.splits["validation"])
+    second = STRATEGIES.get("xcolumns_fw")(seed=3).fit_scores(data.splits["validation"])
+    assert np.array_equal(first.predict(test), second.predict(test))
+    assert first.evaluate_scores(test) == second.evaluate_scores(test)
+    assert first.info_ == second.info_ and first.info_["seed"] == 3
+    assert first.evaluate_scores(test) == first.evaluate_scores(test)  # a fitted model draws the same matrix
+
+
+def test_xcolumns_bca_chooses_on_the_predicted_split_reproducibly(data):
+    needs_xcolumns("xcolumns_bca")
+    model = STRATEGIES.get("xcolumns_bca")(seed=5).fit_scores(data.splits["validation"])
+    test = data.splits["test"]
+    assert np.array_equal(model.predict(test), model.predict(test))
+    assert model.info_["objective"] == "f_macro" and "linearised" in model.info_["objective_method"]
+    assert 0.0 < model.info_["bca_recall_weight"] < 1.0
+
+
+def test_sparse_top_k_scores_are_accepted():
+    data = synthetic_scores(n_labels=40, n_docs=120, seed=2, top_k=8)
+    for name in PEERS:
+        if name.startswith("xcolumns") and _missing("xcolumns"):
+            continue
+        result = fit_and_evaluate(STRATEGIES.get(name)(), data, "holdout")
+        assert 0.0 <= result["f_macro"] <= 1.0
+
+
+# ---------------------------------------------------------------------------------------------- sklearn_tuned
+def test_counts_scorer_equals_sklearn_fbeta_score():
+    from sklearn.metrics import fbeta_score
+
+    rng = np.random.default_rng(0)
+    for beta in (0.5, 1.0, 2.0):
+        for _ in range(20):
+            y = (rng.random(30) < 0.2).astype(int)
+            pred = (rng.random(30) < rng.random()).astype(int)
+            assert fbeta_from_counts(y, pred, beta) == pytest.approx(fbeta_score(y, pred, beta=beta, zero_division=0.0))
+
+
+def test_sklearn_tuned_with_every_threshold_reaches_the_per_label_optimum_and_matches_fbeta_score():
+    data = synthetic_scores(n_labels=25, n_docs=100, seed=3)
+    split = data.splits["test"]
+    exact = STRATEGIES.get("sklearn_tuned")(thresholds="all").fit_scores(split)
+    optimum = STRATEGIES.get("independent")().fit_scores(split)
+    assert exact.metrics_["macro_f"] == pytest.approx(optimum.metrics_["macro_f"])  # same per-label maxima
+    fast = STRATEGIES.get("sklearn_tuned")(thresholds=20).fit_scores(split)
+    reference = STRATEGIES.get("sklearn_tuned")(thresholds=20, scorer="sklearn").fit_scores(split)
+    assert np.array_equal(fast.score_thresholds_, reference.score_thresholds_)
+
+
+def test_sklearn_tuned_refuses_too_many_labels_and_ranked_lists(data):
+    skipped, reason = STRATEGIES.get("sklearn_tuned")(max_labels=50).skip(data)
+    assert skipped and "max_labels=50" in reason
+    assert STRATEGIES.get("sklearn_tuned")().skip(data) == (False, "")
+    lists = RankedLists.from_relevance_lists([[1, 0, 1]], [2], num_docs=3)
+    for name in PEERS:
+        skipped, reason = STRATEGIES.get(name)().skip(lists)
+        assert skipped and "per-document scores" in reason
+
+
+def test_sklearn_unavailable_path(monkeypatch, data):
+    import sklearn.model_selection
+
+    monkeypatch.delattr(sklearn.model_selection, "TunedThresholdClassifierCV")
+    cls = STRATEGIES.get("sklearn_tuned")
+    assert "scikit-learn >= 1.5" in cls.unavailable_reason()
+    with pytest.raises(MissingDependencyError, match="pip install"):
+        cls().fit_scores(data.splits["test"])
+
+
+# ---------------------------------------------------------------------------------------------- xcolumns missing
+def test_missing_xcolumns_is_listed_with_the_hint_and_fit_raises_it(monkeypatch, data):
+    plugins.load_plugins()
+    for module in XCOLUMNS_MODULES:
+        monkeypatch.setitem(sys.modules, module, None)  # "import xcolumns" now fails
+    for name in ("xcolumns_fw", "xcolumns_bca"):
+        cls = STRATEGIES.get(name)
+        assert "pip install 'xcolumns==0.0.2'" in cls.unavailable_reason()
+        with pytest.raises(MissingDependencyError, match=r"pip install 'xcolumns==0\.0\.2'"):
+            cls().fit_scores(data.splits["test"])
+    listing = plugins.describe()
+    line = next(row for row in listing.splitlines() if row.strip().startswith("xcolumns_fw"))
+    assert "[unavailable:" in line and "pip install" in line
+    assert STRATEGIES.get("sklearn_tuned").unavailable_reason() is None
+
+
+def test_plugin_imports_without_xcolumns():
+    blocked = "; ".join(f"sys.modules[{m!r}] = None" for m in XCOLUMNS_MODULES)
+    code = (f"import sys; {blocked}\n"
+            "import xmlthresh_peers\n"
+            "from xmlthresh.strategies import STRATEGIES\n"
+            "print(STRATEGIES.get('xcolumns_fw').unavailable_reason())\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "not installed" in proc.stdout and "pip install" in proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------- scale, CLI
+@pytest.mark.parametrize("name", PEERS)
+def test_corel5k_sized_holdout_takes_well_under_a_minute(name):
+    needs_xcolumns(name)
+    data = synthetic_scores(n_labels=374, n_docs=500, seed=0)
+    started = time.perf_counter()
+    result = fit_and_evaluate(STRATEGIES.get(name)(), data, "holdout")
+    assert time.perf_counter() - started < 60.0
+    assert result["f_macro"] > 0.2
+
+
+def test_platt_calibration_maps_into_the_unit_interval_and_keeps_the_order():
+    rng = np.random.default_rng(4)
+    labels = (rng.random((200, 6)) < 0.1).astype(float)
+    labels[:, 5] = 0.0
+    labels[:3, 5] = 1.0  # a rare label, perfectly separated below
+    scores = 2.0 * labels + rng.normal(size=labels.shape)
+    scores[:3, 5] = 10.0
+    scores[:, 4] = -scores[:, 4]  # anti-correlated: slope clamped to 0, never a reversed order
+    calibration = PlattCalibration().fit(scores, labels)
+    eta = calibration.transform(scores)
+    assert np.all((eta >= 0) & (eta <= 1)) and np.all(np.isfinite(eta))
+    assert np.all(calibration.slope_ >= 0) and calibration.slope_[4] == 0.0
+    for k in range(6):
+        order = np.argsort(scores[:, k])
+        assert np.all(np.diff(eta[order, k]) >= -1e-15)
+    assert abs(eta[:, 0].mean() - labels[:, 0].mean()) < 0.02  # calibrated on its own split
+
+
+def test_cli_run_writes_the_kind_into_result_json(isolated_home, tmp_path):
+    needs_xcolumns("xcolumns_fw")
+    run_dir = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "-m", "xmlthresh", "strategy=xcolumns_fw", "dataset=synthetic_xmc", "dataset.n_labels=60",
+         "dataset.num_docs=150", "dataset.top_k=null", "tracking.enabled=false", "plots=false",
+         f"hydra.run.dir={run_dir}"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["strategy"] == "xcolumns_fw" and result["kind"] == "randomized"
+    assert result["objective"] == "f_macro" and result["seed"] == 0
+
+
+def _missing(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is None
