@@ -39,7 +39,7 @@ def test_table_means_and_standard_errors_over_seeds(store):
     table = comparison(runs).set_index("strategy")
     values = [results["domain", s]["f_macro"] for s in (0, 1, 2)]
     assert table.loc["domain", "f_macro"] == pytest.approx(np.mean(values))
-    assert table.loc["domain", "f_macro_se"] == pytest.approx(np.std(values, ddof=1) / np.sqrt(3))
+    assert table.loc["domain", "f_macro_seeds_se"] == pytest.approx(np.std(values, ddof=1) / np.sqrt(3))
     assert table.loc["domain", "n_runs"] == 3
 
 

@@ -29,6 +29,9 @@ from .tracking import (CONFIG_HASH_TAG, config_hash, finished_run_with_hash, fla
 
 log = logging.getLogger(__name__)
 
+#: what a run can do: choose thresholds (the default) or benchmark a conditional density estimator
+TASKS = ("thresholds", "cde")
+
 #: result fields that are settings, not measurements (logged as params, not metrics)
 _NOT_METRICS = ("beta", "include_predict_all", "seed")
 
@@ -48,7 +51,8 @@ def build(plugin: type, params: Mapping[str, Any], what: str) -> Any:
 
 def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
             context: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Run the job described by ``cfg`` (strategy, dataset, ranker, protocol, beta, tracking).
+    """Run the job described by ``cfg``: task ``thresholds`` (strategy, dataset, ranker, protocol, beta) or
+    ``cde`` (estimator, cde_dataset); tracked in MLflow as ``cfg["tracking"]`` says.
 
     ``context`` (from :func:`xmlthresh.sweep.job_context`) says whether the job is part of a sweep: then its
     MLflow run is a child of the sweep's parent run, and a job whose configuration already FINISHED in an
@@ -56,14 +60,9 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
     """
     load_plugins()  # again here: sweep workers do not run the CLI's main()
     context = dict(context or {})
-    strategy_cfg = dict(cfg["strategy"])
-    dataset_cfg = dict(cfg["dataset"])
-    ranker_cfg = dict(cfg.get("ranker") or {})
-    strategy_name = strategy_cfg.pop("name")
-    loader = dataset_cfg.pop("loader")
-    beta = float(cfg.get("beta", 1.0))
-    protocol = str(cfg.get("protocol", "oracle"))
-    seed = int(cfg.get("seed", 0))
+    task = str(cfg.get("task", "thresholds"))
+    if task not in TASKS:
+        raise ConfigError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
     tracking = cfg.get("tracking", {}) or {}
     enabled = bool(tracking.get("enabled", True))
     experiment = str(tracking.get("experiment", "xmlthresh"))
@@ -74,76 +73,100 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
         if resumed is not None:
             return resumed
     parent = parent_run_id(context["sweep_dir"]) if context.get("multirun") else None
-    dataset_name = dataset_cfg.get("name") or loader
 
     with tracked_run(
         enabled=enabled,
         uri=tracking.get("uri"),
         experiment=experiment,
-        run_name=f"{strategy_name}-{dataset_name}-{protocol}",
+        run_name=_run_name(cfg, task),
         parent_run_id=parent,
-        tags={CONFIG_HASH_TAG: digest},
+        tags={CONFIG_HASH_TAG: digest, "task": task},
     ) as tracker:
-        # built inside the run: a configuration error is a FAILED run with its message, like any other
-        dataset = build(DATASETS.get(loader), dataset_cfg, f"dataset loader {loader!r}")
-        strategy: BaseStrategy = build(STRATEGIES.get(strategy_name), {"beta": beta, **strategy_cfg},
-                                       f"strategy {strategy_name!r}")
-        strategy._check_params()
-        tracker.log_params(
-            {"strategy": strategy_name, "dataset": dataset.name, "beta": beta, "protocol": protocol, "seed": seed,
-             **flatten(strategy.get_params(), "strategy."), **flatten(dataset_cfg, "dataset."),
-             "dataset.loader": loader, **_parallelism(context)}
-        )
         if resolved_yaml:
             tracker.log_text(resolved_yaml, "config.yaml")
+        base = {"task": task, "version": __version__, "git_commit": git_commit(), "mlflow_run_id": tracker.run_id,
+                "run_dir": str(run_dir)}
+        if task == "cde":
+            from .cde.job import run_cde_task
 
-        started = time.perf_counter()
-        data = dataset.load()
-        load_seconds = time.perf_counter() - started
-        data_info: dict[str, Any] = {}
-        if isinstance(data, MultiLabelData):
-            data, ranker_name = _rank(data, ranker_cfg, seed)
-            data_info = {"ranker": ranker_name, **data.info}
-            tracker.log_params({"ranker": ranker_name, **flatten(ranker_cfg, "ranker.")})
-
-        base = {"strategy": strategy_name, "dataset": dataset.name, "beta": beta, "protocol": protocol,
-                "seed": seed, "load_seconds": load_seconds, **data_info, "version": __version__,
-                "git_commit": git_commit(), "mlflow_run_id": tracker.run_id, "run_dir": str(run_dir)}
-        skipped, reason = strategy.skip(data)
-        if skipped:
-            log.warning("skipped: %s", reason)
-            result = {**base, "skipped": True, "skip_reason": reason}
-            tracker.set_tags({"skipped": reason})
-            write_json_atomic(run_dir / "result.json", result)
-            tracker.log_artifact(run_dir / "result.json")
-            return result
-
-        warmup_seconds = 0.0
-        if cfg.get("warm_up", True):
-            started = time.perf_counter()
-            strategy.warm_up()
-            warmup_seconds = time.perf_counter() - started
-        log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
-        evaluation = fit_and_evaluate(strategy, data, protocol=protocol, seed=seed,
-                                      include_predict_all=bool(dataset_cfg.get("include_predict_all", True)))
-        result = {**base, **evaluation, "warmup_seconds": warmup_seconds}
-        thresholds_path = run_dir / "thresholds.csv"
-        write_text_atomic(thresholds_path, thresholds_table(strategy, _label_ids(data)).to_csv(index=False))
-        if hasattr(strategy, "grid_table"):  # linearization_region: the grid with its rectangles
-            grid_path = run_dir / "grid.csv"
-            write_text_atomic(grid_path, strategy.grid_table().to_csv(index=False))
-            tracker.log_artifact(grid_path)
-        if cfg.get("plots", True) and hasattr(strategy, "fit_lists_"):
-            from .plots import save_run_plots
-
-            for path in save_run_plots(strategy.fit_lists_, strategy, beta, run_dir):
-                tracker.log_artifact(path)
+            result = run_cde_task(cfg, run_dir, tracker, base, _parallelism(context))
+        else:
+            result = _threshold_task(cfg, run_dir, tracker, base, _parallelism(context))
         result_path = run_dir / "result.json"
         write_json_atomic(result_path, result)
-        tracker.log_metrics(numeric_metrics(result, exclude=_NOT_METRICS))
-        tracker.log_artifact(thresholds_path)
+        if not result.get("skipped"):
+            tracker.log_metrics(numeric_metrics(result, exclude=_NOT_METRICS))
         tracker.log_artifact(result_path)
     return result
+
+
+def _run_name(cfg: Mapping[str, Any], task: str) -> str:
+    if task == "cde":
+        return f"{cfg['estimator']['name']}-{cfg['cde_dataset']['name']}"
+    dataset = cfg["dataset"].get("name") or cfg["dataset"]["loader"]
+    return f"{cfg['strategy']['name']}-{dataset}-{cfg.get('protocol', 'oracle')}"
+
+
+def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict[str, Any],
+                    parallelism: dict[str, Any]) -> dict[str, Any]:
+    """Thresholds: load a data set, rank it when it has features, fit a strategy under a protocol."""
+    strategy_cfg = dict(cfg["strategy"])
+    dataset_cfg = dict(cfg["dataset"])
+    ranker_cfg = dict(cfg.get("ranker") or {})
+    strategy_name = strategy_cfg.pop("name")
+    loader = dataset_cfg.pop("loader")
+    beta = float(cfg.get("beta", 1.0))
+    protocol = str(cfg.get("protocol", "oracle"))
+    seed = int(cfg.get("seed", 0))
+    # built inside the run: a configuration error is a FAILED run with its message, like any other
+    dataset = build(DATASETS.get(loader), dataset_cfg, f"dataset loader {loader!r}")
+    strategy: BaseStrategy = build(STRATEGIES.get(strategy_name), {"beta": beta, **strategy_cfg},
+                                   f"strategy {strategy_name!r}")
+    strategy._check_params()
+    tracker.log_params(
+        {"strategy": strategy_name, "dataset": dataset.name, "beta": beta, "protocol": protocol, "seed": seed,
+         **flatten(strategy.get_params(), "strategy."), **flatten(dataset_cfg, "dataset."),
+         "dataset.loader": loader, **parallelism}
+    )
+
+    started = time.perf_counter()
+    data = dataset.load()
+    load_seconds = time.perf_counter() - started
+    data_info: dict[str, Any] = {}
+    if isinstance(data, MultiLabelData):
+        data, ranker_name = _rank(data, ranker_cfg, seed)
+        data_info = {"ranker": ranker_name, **data.info}
+        tracker.log_params({"ranker": ranker_name, **flatten(ranker_cfg, "ranker.")})
+
+    base = {"strategy": strategy_name, "dataset": dataset.name, "beta": beta, "protocol": protocol,
+            "seed": seed, "load_seconds": load_seconds, **data_info, **base}
+    skipped, reason = strategy.skip(data)
+    if skipped:
+        log.warning("skipped: %s", reason)
+        tracker.set_tags({"skipped": reason})
+        return {**base, "skipped": True, "skip_reason": reason}
+
+    warmup_seconds = 0.0
+    if cfg.get("warm_up", True):
+        started = time.perf_counter()
+        strategy.warm_up()
+        warmup_seconds = time.perf_counter() - started
+    log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
+    evaluation = fit_and_evaluate(strategy, data, protocol=protocol, seed=seed,
+                                  include_predict_all=bool(dataset_cfg.get("include_predict_all", True)))
+    thresholds_path = run_dir / "thresholds.csv"
+    write_text_atomic(thresholds_path, thresholds_table(strategy, _label_ids(data)).to_csv(index=False))
+    tracker.log_artifact(thresholds_path)
+    if hasattr(strategy, "grid_table"):  # linearization_region: the grid with its rectangles
+        grid_path = run_dir / "grid.csv"
+        write_text_atomic(grid_path, strategy.grid_table().to_csv(index=False))
+        tracker.log_artifact(grid_path)
+    if cfg.get("plots", True) and hasattr(strategy, "fit_lists_"):
+        from .plots import save_run_plots
+
+        for path in save_run_plots(strategy.fit_lists_, strategy, beta, run_dir):
+            tracker.log_artifact(path)
+    return {**base, **evaluation, "warmup_seconds": warmup_seconds}
 
 
 def _parallelism(context: Mapping[str, Any]) -> dict[str, Any]:
@@ -212,6 +235,10 @@ def thresholds_table(strategy: BaseStrategy, label_ids: np.ndarray) -> pd.DataFr
 
 def summary(result: Mapping[str, Any]) -> str:
     """A short human summary of a result."""
+    if result.get("task") == "cde":
+        from .cde.job import cde_summary
+
+        return cde_summary(result)
     head = (f"xmlthresh: strategy={result['strategy']} dataset={result['dataset']} protocol={result['protocol']} "
             f"beta={result['beta']:g}")
     if result.get("skipped"):
@@ -233,7 +260,8 @@ def summary(result: Mapping[str, Any]) -> str:
     if result.get("n_labels_dropped"):
         lines.append(f"  {result['n_labels_dropped']} label(s) without relevant documents excluded")
     if "ranker" in result:
-        quality = ", ".join(f"{k} {result[k]:.4f}" for k in ("p_at_1", "p_at_3", "p_at_5") if k in result)
+        quality = ", ".join(f"P@{k[-1]} {result[k]:.4f}" for k in ("ranker_p_at_1", "ranker_p_at_3", "ranker_p_at_5")
+                            if k in result)
         cache = " (scores from cache)" if result.get("scores_from_cache") else ""
         lines.append(f"  ranker {result['ranker']}{cache}{': ' + quality if quality else ''}")
     lines.append(f"  fit {1e3 * result['fit_seconds']:.1f} ms, load {result['load_seconds']:.3f} s")

@@ -29,6 +29,10 @@ from .tracking import default_tracking_uri
 
 KEYS = ["dataset", "protocol", "strategy", "beta"]
 METRICS = ["f_macro", "macro_f", "micro_f", "lower_bound", "upper_bound", "gap", "fit_seconds"]
+#: task=cde runs: one row per data set and estimator
+CDE_KEYS = ["cde_dataset", "estimator"]
+CDE_METRICS = ["rel_loss_direct", "rel_loss_direct_se", "rel_loss_approx", "rel_loss_approx_se", "loss_approx",
+               "loss_approx_se", "nll", "nll_se", "coverage50", "coverage90", "pit_ks", "fit_seconds"]
 
 
 #: params that describe the machine or the bookkeeping, never a dimension of a comparison
@@ -57,6 +61,12 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
     if sweep is not None:
         runs = runs[runs.get(parent_col) == sweep] if parent_col in runs else runs.iloc[0:0]
     runs = runs[runs["status"] == "FINISHED"]
+    task = "cde" if "tags.task" in runs and (runs["tags.task"] == "cde").any() and not (
+        runs["tags.task"].fillna("thresholds") == "thresholds").any() else "thresholds"
+    if "tags.task" in runs:
+        runs = runs[runs["tags.task"].fillna("thresholds") == task]
+    if task == "cde":
+        return _cde_table(runs, metrics)
     if "tags.skipped" in runs:
         runs = runs[runs["tags.skipped"].isna()]
     if "tags.xmlthresh.sweep" in runs:
@@ -81,17 +91,31 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
     return table
 
 
+def _cde_table(runs: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
+    """Rows of task=cde runs: data set, estimator, seed and the CDE metrics."""
+    table = pd.DataFrame({key: runs.get(f"params.{key}") for key in CDE_KEYS + ["seed"]})
+    wanted = list(dict.fromkeys([*CDE_METRICS, *metrics]))
+    for metric in wanted:
+        table[metric] = runs.get(f"metrics.{metric}", pd.Series(np.nan, index=runs.index))
+    table["seed"] = table["seed"].fillna("0")
+    table["run_id"] = runs["run_id"]
+    table = table.reset_index(drop=True)
+    table.attrs.update(keys=CDE_KEYS, metrics=wanted, headline="rel_loss_approx")
+    return table
+
+
 def comparison(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean over seeds (repetitions) per key combination, with the standard error of F-macro."""
     if runs.empty:
         return pd.DataFrame()
     keys = runs.attrs.get("keys", KEYS)
     metrics = runs.attrs.get("metrics", METRICS)
+    headline = runs.attrs.get("headline", "f_macro")
     grouped = runs.groupby(keys, dropna=False)
     table = grouped[metrics].mean()
     table["n_runs"] = grouped.size()
-    sem = grouped["f_macro"].sem(ddof=1)
-    table["f_macro_se"] = sem.where(table["n_runs"] > 1)
+    sem = grouped[headline].sem(ddof=1)
+    table[f"{headline}_seeds_se"] = sem.where(table["n_runs"] > 1)
     table = table.reset_index().sort_values(keys)
     table.attrs.update(runs.attrs)
     return table
@@ -100,7 +124,7 @@ def comparison(runs: pd.DataFrame) -> pd.DataFrame:
 def paired_differences(runs: pd.DataFrame, reference: str = "domain") -> pd.DataFrame:
     """F-macro of each strategy minus the reference's on the same dataset, protocol, beta and seed:
     mean and standard error over seeds (NaN standard error with a single seed)."""
-    if runs.empty or reference not in set(runs["strategy"]):
+    if runs.empty or "strategy" not in runs or reference not in set(runs["strategy"]):
         return pd.DataFrame()
     ref = runs[runs["strategy"] == reference].set_index(["dataset", "protocol", "beta", "seed"])["f_macro"]
     rows = []
@@ -134,18 +158,20 @@ def to_markdown(table: pd.DataFrame, digits: int = 6) -> str:
 
 
 def bar_plot(table: pd.DataFrame) -> bytes:
-    """PNG: F-macro per dataset and strategy (error bars: standard error over seeds)."""
+    """PNG: the headline metric per data set and method (error bars: standard error over seeds)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pivot = table.pivot_table(index="dataset", columns="strategy", values="f_macro", aggfunc="mean")
-    errors = table.pivot_table(index="dataset", columns="strategy", values="f_macro_se", aggfunc="mean")
+    index, columns = table.attrs.get("keys", KEYS)[:2] if "estimator" in table else ("dataset", "strategy")
+    headline = table.attrs.get("headline", "f_macro")
+    pivot = table.pivot_table(index=index, columns=columns, values=headline, aggfunc="mean")
+    errors = table.pivot_table(index=index, columns=columns, values=f"{headline}_seeds_se", aggfunc="mean")
     fig, ax = plt.subplots(figsize=(max(5, 1.4 * len(pivot) * max(1, len(pivot.columns)) / 3), 3.6))
     pivot.plot.bar(ax=ax, yerr=errors.reindex_like(pivot) if not errors.empty else None, rot=0, width=0.8)
-    ax.set_ylabel("F-macro")
-    ax.set_title("F-macro by data set and strategy")
+    ax.set_ylabel(headline)
+    ax.set_title(f"{headline} by {index} and {columns}")
     ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
     buffer = io.BytesIO()
@@ -159,7 +185,8 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     out_dir.mkdir(parents=True, exist_ok=True)
     table = comparison(runs)
     diffs = paired_differences(runs, reference)
-    columns = table.attrs.get("keys", KEYS) + table.attrs.get("metrics", METRICS) + ["f_macro_se", "n_runs"]
+    headline = table.attrs.get("headline", "f_macro")
+    columns = table.attrs.get("keys", KEYS) + table.attrs.get("metrics", METRICS) + [f"{headline}_seeds_se", "n_runs"]
     shown = table[[c for c in columns if c in table and table[c].notna().any()]] if not table.empty else table
     markdown = f"# {title}\n\n{to_markdown(shown)}"
     if not diffs.empty:

@@ -13,7 +13,8 @@ Besides evaluation and sampling, both give the squared L2 norm in closed form,
 
 because the integral of a product of two Gaussians is a Gaussian in the difference of their means. This
 is what makes the CDE loss of these estimators exact and cheap to tune on.
-Work is done in blocks of queries so that temporary (queries x points x components) arrays stay small.
+Work is done in blocks of queries and points so that temporary (queries x points x components) arrays
+stay small.
 """
 
 from __future__ import annotations
@@ -34,14 +35,29 @@ def blocks(n_rows: int, cost_per_row: int) -> Iterator[slice]:
         yield slice(start, min(n_rows, start + size))
 
 
-def choose_components(weights: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """For each row of ``weights`` (q, K), ``n`` component indices drawn with those probabilities."""
+def blocks2d(n_rows: int, n_cols: int, cost: int) -> Iterator[tuple[slice, slice]]:
+    """(row, column) slices tiling an n_rows x n_cols task whose temporaries hold ``cost`` per cell."""
+    for rows in blocks(n_rows, n_cols * cost):
+        width = max(1, _BLOCK // max(1, cost * (rows.stop - rows.start)))
+        for start in range(0, n_cols, width):
+            yield rows, slice(start, min(n_cols, start + width))
+
+
+def choose_components(weights: np.ndarray, n: int, rng: np.random.Generator, stratified: bool = False) -> np.ndarray:
+    """For each row of ``weights`` (q, K), ``n`` component indices drawn with those probabilities.
+
+    ``stratified`` draws one uniform per stratum [j/n, (j+1)/n) instead of n independent ones (systematic
+    sampling): every draw still has the right distribution, so Monte Carlo averages stay unbiased, but
+    each component gets within one draw of its expected count, which removes most of the variance that
+    comes from picking components. The draws are then sorted by component, not independent.
+    """
     q, K = weights.shape
     cum = np.cumsum(weights, axis=1)
     cum /= cum[:, -1:]
     offsets = np.arange(q, dtype=np.float64)[:, None]
     flat = (cum + offsets).ravel()
-    draws = (rng.random((q, n)) + offsets).ravel()
+    uniforms = (np.arange(n) + rng.random((q, n))) / n if stratified else rng.random((q, n))
+    draws = (uniforms + offsets).ravel()
     pos = np.searchsorted(flat, draws, side="right").reshape(q, n) - np.arange(q)[:, None] * K
     return np.clip(pos, 0, K - 1)
 
@@ -78,16 +94,16 @@ class DiagKernelMixture:
         log_norm = -0.5 * d * _LOG_2PI - np.log(self.bandwidth).sum()
         Us, Ms = U * inv, self.means * inv
         out = np.empty((rows, n))
-        for sl in blocks(rows, n * K):
-            Uc = Us if U.shape[0] == 1 else Us[sl]
+        for sl, cols in blocks2d(rows, n, K):
+            Uc = Us[:, cols] if U.shape[0] == 1 else Us[sl, cols]
             Mc, Wc = (Ms, self.weights) if q == 1 else (Ms[sl], self.weights[sl])
             kern = np.exp(-0.5 * _pairwise_sq(Uc, Mc))
-            out[sl] = (kern @ Wc[:, :, None])[..., 0]
+            out[sl, cols] = (kern @ Wc[:, :, None])[..., 0]
         return out * np.exp(log_norm)
 
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` draws from each mixture -> (q, n, d)."""
-        comp = choose_components(self.weights, n, rng)
+    def sample(self, n: int, rng: np.random.Generator, stratified: bool = False) -> np.ndarray:
+        """``n`` draws from each mixture -> (q, n, d) (``stratified``: see ``choose_components``)."""
+        comp = choose_components(self.weights, n, rng, stratified)
         mu = np.take_along_axis(self.means, comp[..., None], axis=1)
         return mu + rng.standard_normal(mu.shape) * self.bandwidth
 
@@ -127,18 +143,18 @@ class FullGaussianMixture:
         rows, n = max(q, U.shape[0]), U.shape[1]
         out = np.empty((rows, n))
         log_c = -0.5 * d * _LOG_2PI - 0.5 * self._log_det  # (K,)
-        for sl in blocks(rows, n * K * d):
-            Uc = U if U.shape[0] == 1 else U[sl]
+        for sl, cols in blocks2d(rows, n, K * d):
+            Uc = U[:, cols] if U.shape[0] == 1 else U[sl, cols]
             Mc, Wc = (self.means, self.weights) if q == 1 else (self.means[sl], self.weights[sl])
             diff = Uc[:, :, None, :] - Mc[:, None, :, :]  # (c, n, K, d)
             y = np.einsum("cnkd,ked->cnke", diff, self._chol_inv)
             dens = np.exp(log_c - 0.5 * (y * y).sum(-1))  # (c, n, K)
-            out[sl] = (dens @ Wc[:, :, None])[..., 0]
+            out[sl, cols] = (dens @ Wc[:, :, None])[..., 0]
         return out
 
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` draws from each mixture -> (q, n, d)."""
-        comp = choose_components(self.weights, n, rng)
+    def sample(self, n: int, rng: np.random.Generator, stratified: bool = False) -> np.ndarray:
+        """``n`` draws from each mixture -> (q, n, d) (``stratified``: see ``choose_components``)."""
+        comp = choose_components(self.weights, n, rng, stratified)
         mu = np.take_along_axis(self.means, comp[..., None], axis=1)
         eps = rng.standard_normal(mu.shape)
         return mu + np.einsum("qnde,qne->qnd", self._chol[comp], eps)

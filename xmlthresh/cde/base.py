@@ -1,0 +1,189 @@
+"""The estimator contract of the CDE package (scikit-learn style) and the shared mixture machinery.
+
+``fit(X, Z)`` validates the data, sets up the target transform (identity, or the logit map of the
+declared ``bounds``: see ``transform``) and hands the working-space targets U to the subclass's ``_fit``.
+The public methods then work in the original target space z:
+
+* ``predict_density(X, Z_points)`` -> f^(Z_points[i] | X[i]), shape (m,);
+* ``density_on_grid(X, grid)``     -> f^(grid[g] | X[i]), shape (m, G);
+* ``quadrature(X, n_samples)``     -> a ``Quadrature`` representing f^(. | X[i]) in integrals (metrics);
+* ``squared_norm(X)``              -> int f^(z | X[i])^2 dz (closed form when available).
+
+Subclasses of ``MixtureCDE`` only have to return, for query rows X, a batch of Gaussian mixtures in working
+space (``_mixture``); densities, sampling and the squared norm follow from it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from .mixture import DiagKernelMixture, FullGaussianMixture
+from .quadrature import Quadrature
+from .transform import TargetTransform
+from .validation import (
+    check_bounds,
+    check_features,
+    check_grid,
+    check_inside,
+    check_positive_int,
+    check_same_length,
+    check_targets,
+)
+
+#: default relative bandwidth grid (multiples of the per-coordinate std of the working targets)
+DEFAULT_BANDWIDTHS: tuple[float, ...] = tuple(np.round(np.geomspace(0.01, 1.0, 13), 4))
+#: fewest training samples with which the validation-split tuning makes sense
+MIN_TRAIN = 10
+
+
+class CDEstimator(BaseEstimator):
+    """Base class of all conditional density estimators; subclasses implement ``_fit`` and ``_density``."""
+
+    registry_name: ClassVar[str] = ""
+    #: whether declared bounds are handled by the logit transform (FlexCode uses the box directly)
+    _uses_logit: ClassVar[bool] = True
+
+    # ------------------------------------------------------------------ public API
+    def fit(self, X, Z) -> "CDEstimator":
+        """Estimate f(z | x) from rows X[i] (features) and Z[i] (targets, 1 to 3 columns)."""
+        X = check_features(X)
+        Z = check_targets(Z)
+        check_same_length(X, Z)
+        if X.shape[0] < MIN_TRAIN:
+            raise ValueError(f"need at least {MIN_TRAIN} training samples to fit and tune, got {X.shape[0]}")
+        bounds = check_bounds(getattr(self, "bounds", None), Z.shape[1])
+        if bounds is not None:
+            check_inside(Z, bounds)
+        self.bounds_ = bounds
+        self.transform_ = TargetTransform(bounds if self._uses_logit else None)
+        self.n_features_in_ = X.shape[1]
+        self.n_targets_ = Z.shape[1]
+        self._fit(X, self.transform_.forward(Z))
+        return self
+
+    def predict_density(self, X, Z_points) -> np.ndarray:
+        """Density of Z_points[i] given X[i] -> shape (m,); 0 outside the declared box."""
+        X, Z = self._check_query(X, Z_points, "Z_points")
+        check_same_length(X, Z, ("X", "Z_points"))
+        return self._density(X, Z[:, None, :])[:, 0]
+
+    def density_on_grid(self, X, grid) -> np.ndarray:
+        """Density at every grid point (rows of ``grid``, shape (G, d)) for every X[i] -> shape (m, G)."""
+        X, _ = self._check_query(X, None, "grid")
+        grid = check_grid(grid, self.n_targets_)
+        return self._density(X, grid[None, :, :])
+
+    def quadrature(self, X, n_samples: int = 256, random_state=None) -> Quadrature:
+        """Weighted nodes standing for f^(. | X[i]) in integrals (see ``quadrature.Quadrature``)."""
+        X, _ = self._check_query(X, None, "")
+        return self._quadrature(X, check_positive_int(n_samples, "n_samples"), np.random.default_rng(random_state))
+
+    def squared_norm(
+        self, X, *, quadrature: Quadrature | None = None, n_samples: int = 256, random_state=None
+    ) -> np.ndarray:
+        """int f^(z | X[i])^2 dz -> shape (m,): closed form when available, else from ``quadrature``."""
+        X, _ = self._check_query(X, None, "")
+        exact = self._squared_norm_exact(X)
+        if exact is not None:
+            return exact
+        if quadrature is None:
+            quadrature = self.quadrature(X, n_samples, random_state)
+        return quadrature.squared_norm()
+
+    # ------------------------------------------------------------------ subclass hooks
+    def _fit(self, X: np.ndarray, U: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _density(self, X: np.ndarray, Zq: np.ndarray) -> np.ndarray:
+        """f^(Zq[i, j] | X[i]) for Zq of shape (m or 1, n, d) -> (m, n)."""
+        raise NotImplementedError
+
+    def _quadrature(self, X: np.ndarray, n_samples: int, rng: np.random.Generator) -> Quadrature:
+        raise NotImplementedError
+
+    def _squared_norm_exact(self, X: np.ndarray) -> np.ndarray | None:
+        return None
+
+    # ------------------------------------------------------------------ helpers
+    def _check_query(self, X, Z, z_name: str) -> tuple[np.ndarray, np.ndarray | None]:
+        check_is_fitted(self, "transform_")
+        X = check_features(X, n_features=self.n_features_in_)
+        if Z is not None:
+            Z = check_targets(Z, n_targets=self.n_targets_, name=z_name)
+        return X, Z
+
+
+class MixtureCDE(CDEstimator):
+    """Estimators whose f^(u | x) is a Gaussian mixture in working space (subclasses define ``_mixture``)."""
+
+    def _mixture(self, X: np.ndarray) -> DiagKernelMixture | FullGaussianMixture:
+        raise NotImplementedError
+
+    def sample(self, X, n_samples: int = 1, random_state=None) -> np.ndarray:
+        """``n_samples`` draws of z from f^(. | X[i]) for every row -> shape (m, n_samples, d)."""
+        X, _ = self._check_query(X, None, "")
+        n = check_positive_int(n_samples, "n_samples")
+        rng = np.random.default_rng(random_state)
+        mix = self._mixture(X)
+        if mix.shared:
+            U = mix.sample(X.shape[0] * n, rng).reshape(X.shape[0], n, -1)
+        else:
+            U = mix.sample(n, rng)
+        return self.transform_.inverse(U)
+
+    def _density(self, X: np.ndarray, Zq: np.ndarray) -> np.ndarray:
+        inside = self.transform_.inside(Zq)
+        U = self.transform_.forward(Zq)
+        dens = self.transform_.density_to_z(self._mixture(X).pdf(U), U, inside)
+        return np.broadcast_to(dens, (X.shape[0], Zq.shape[1])).copy()
+
+    def _quadrature(self, X: np.ndarray, n_samples: int, rng: np.random.Generator) -> Quadrature:
+        # Own draws with weights 1/n; components are picked by systematic sampling (unbiased, less noisy).
+        mix = self._mixture(X)
+        m = X.shape[0]
+        pool = max(64 * n_samples, 1 << 16)
+        if mix.shared and m * n_samples <= pool:  # few queries: independent draws are cheaper
+            U = mix.sample(m * n_samples, rng, stratified=True)[0, rng.permutation(m * n_samples)]
+            U = U.reshape(m, n_samples, -1)
+            density = self.transform_.density_to_z(mix.pdf(U), U)
+            points = self.transform_.inverse(U)
+        elif mix.shared:
+            # One mixture for all queries: evaluate a large common pool once and give each query its own
+            # random subset. The pool's own Monte Carlo error is common to all queries (it does not average
+            # out over test points), so the pool is large (2^16 draws at least) and stratified.
+            U = mix.sample(pool, rng, stratified=True)
+            dens = self.transform_.density_to_z(mix.pdf(U), U)[0]
+            pick = rng.integers(0, pool, size=(m, n_samples))
+            points, density = self.transform_.inverse(U[0])[pick], dens[pick]
+        else:
+            U = mix.sample(n_samples, rng, stratified=True)
+            density = self.transform_.density_to_z(mix.pdf(U), U)
+            points = self.transform_.inverse(U)
+        return Quadrature(points, np.full((m, n_samples), 1.0 / n_samples), density)
+
+    def _squared_norm_exact(self, X: np.ndarray) -> np.ndarray | None:
+        if not self.transform_.is_identity:
+            return None  # the Jacobian breaks the Gaussian closed form: use Monte Carlo
+        return np.broadcast_to(self._mixture(X).squared_norm(), (X.shape[0],)).copy()
+
+
+def validation_split(n: int, val_fraction: float, max_val: int | None, random_state) -> tuple[np.ndarray, np.ndarray]:
+    """Random (fit, validation) index split used to tune hyper-parameters by the CDE loss."""
+    if not 0.0 < val_fraction < 1.0:
+        raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction!r}")
+    perm = np.random.default_rng(random_state).permutation(n)
+    n_val = int(round(val_fraction * n))
+    if max_val is not None:
+        n_val = min(n_val, int(max_val))
+    n_val = min(max(n_val, 1), n - 2)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
+def target_scale(U: np.ndarray) -> np.ndarray:
+    """Per-coordinate standard deviation of the working targets (1 for a constant coordinate)."""
+    scale = U.std(axis=0)
+    return np.where(scale > 0, scale, 1.0)

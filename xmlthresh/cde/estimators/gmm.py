@@ -1,0 +1,124 @@
+"""``gmm`` — a Gaussian mixture on (reduced x, z), conditioned on x analytically.
+
+x is standardised and reduced by PCA to a few components; a scikit-learn ``GaussianMixture`` with full
+covariances is fitted on the joint vectors (x_r, u) (u standardised working targets). Conditioning
+component k on x_r gives a Gaussian in u with mean mu_u + S_ux S_xx^-1 (x_r - mu_x) and covariance
+S_uu - S_ux S_xx^-1 S_xu; the components are reweighted by their responsibility for x_r,
+pi_k N(x_r; mu_x, S_xx) / sum_l (...). The number of components and of PCA dimensions are tuned on a
+validation split by the exact CDE loss of the resulting conditional Gaussian mixtures.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from scipy.special import logsumexp
+from sklearn.decomposition import PCA
+from sklearn.mixture import GaussianMixture
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+from ..base import MixtureCDE, validation_split
+from ..mixture import FullGaussianMixture
+from ..registry import ESTIMATORS
+from ..tuning import best_cell
+
+
+def condition_mixture(
+    weights: np.ndarray, means: np.ndarray, covariances: np.ndarray, Xr: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Condition a joint GMM over (x, u) on the first Xr.shape[1] coordinates.
+
+    Returns query weights (m, K), conditional means (m, K, d_u) and conditional covariances (K, d_u, d_u).
+    """
+    dx = Xr.shape[1]
+    mx, mu = means[:, :dx], means[:, dx:]
+    Sxx, Sxu, Suu = covariances[:, :dx, :dx], covariances[:, :dx, dx:], covariances[:, dx:, dx:]
+    gain = np.linalg.solve(Sxx, Sxu)  # (K, dx, du): S_xx^-1 S_xu
+    cond_cov = Suu - np.swapaxes(Sxu, 1, 2) @ gain
+    cond_cov = 0.5 * (cond_cov + np.swapaxes(cond_cov, 1, 2))
+    diff = Xr[:, None, :] - mx[None]  # (m, K, dx)
+    cond_means = mu[None] + np.einsum("mkx,kxu->mku", diff, gain)
+    chol = np.linalg.cholesky(Sxx)
+    y = np.einsum("mkx,kyx->mky", diff, np.linalg.inv(chol))
+    log_det = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(-1)
+    log_resp = np.log(weights) - 0.5 * (y * y).sum(-1) - 0.5 * log_det
+    log_resp -= logsumexp(log_resp, axis=1, keepdims=True)
+    return np.exp(log_resp), cond_means, cond_cov
+
+
+@ESTIMATORS.register("gmm")
+class GMMCDE(MixtureCDE):
+    """Conditioned joint Gaussian mixture.
+
+    Parameters: ``n_components_grid``, ``n_pca_grid`` (PCA dimensions of x tried; capped at the number of
+    features), ``reg_covar`` and ``max_iter`` (GaussianMixture), ``val_fraction``, ``max_val``, ``bounds``,
+    ``random_state``. Fitted: ``n_components_``, ``n_pca_``, ``pca_``, ``mixture_``, ``tuning_losses_``.
+    """
+
+    def __init__(
+        self,
+        n_components_grid: Sequence[int] = (1, 2, 4, 8, 16),
+        n_pca_grid: Sequence[int] = (3, 6, 12),
+        reg_covar: float = 1e-3,
+        max_iter: int = 200,
+        val_fraction: float = 0.25,
+        max_val: int | None = 500,
+        bounds=None,
+        random_state=0,
+    ) -> None:
+        self.n_components_grid = n_components_grid
+        self.n_pca_grid = n_pca_grid
+        self.reg_covar = reg_covar
+        self.max_iter = max_iter
+        self.val_fraction = val_fraction
+        self.max_val = max_val
+        self.bounds = bounds
+        self.random_state = random_state
+
+    def _fit_joint(self, Xs: np.ndarray, Us: np.ndarray, n_pca: int, n_components: int) -> tuple[PCA, GaussianMixture]:
+        pca = PCA(n_components=n_pca, random_state=self.random_state).fit(Xs)
+        gm = GaussianMixture(
+            n_components=n_components,
+            covariance_type="full",
+            reg_covar=self.reg_covar,
+            max_iter=self.max_iter,
+            init_params="k-means++",  # seeding only: a full KMeans fit per candidate is slow and not needed
+            random_state=self.random_state,
+        ).fit(np.hstack([pca.transform(Xs), Us]))
+        return pca, gm
+
+    def _fit(self, X: np.ndarray, U: np.ndarray) -> None:
+        # EM works on tiny (d x d) matrices: multi-threaded BLAS only adds synchronisation (and, on a
+        # loaded machine, makes each small triangular solve take milliseconds), so use one thread.
+        with threadpool_limits(limits=1, user_api="blas"):
+            self._tune_and_fit(X, U)
+
+    def _tune_and_fit(self, X: np.ndarray, U: np.ndarray) -> None:
+        self.scaler_ = StandardScaler().fit(X)
+        Xs = self.scaler_.transform(X)
+        self.u_mean_, self.u_scale_ = U.mean(axis=0), np.where(U.std(axis=0) > 0, U.std(axis=0), 1.0)
+        Us = (U - self.u_mean_) / self.u_scale_
+        fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
+        max_pca = min(X.shape[1], fit_idx.size - 1)
+        pcas = sorted({min(int(p), max_pca) for p in self.n_pca_grid})
+        comps = sorted({min(int(k), fit_idx.size // 2) for k in self.n_components_grid})
+        losses = np.full((len(pcas), len(comps)), np.inf)
+        for ip, n_pca in enumerate(pcas):
+            for ik, n_comp in enumerate(comps):
+                pca, gm = self._fit_joint(Xs[fit_idx], Us[fit_idx], n_pca, n_comp)
+                Xr_val = pca.transform(Xs[val_idx])
+                mix = FullGaussianMixture(*condition_mixture(gm.weights_, gm.means_, gm.covariances_, Xr_val))
+                losses[ip, ik] = np.mean(mix.squared_norm() - 2.0 * mix.pdf(Us[val_idx][:, None, :])[:, 0])
+        self.tuning_losses_ = losses
+        ip, ik = best_cell(losses)
+        self.n_pca_, self.n_components_ = pcas[ip], comps[ik]
+        self.pca_, self.mixture_ = self._fit_joint(Xs, Us, self.n_pca_, self.n_components_)
+
+    def _mixture(self, X: np.ndarray) -> FullGaussianMixture:
+        Xr = self.pca_.transform(self.scaler_.transform(X))
+        gm = self.mixture_
+        w, means, covs = condition_mixture(gm.weights_, gm.means_, gm.covariances_, Xr)
+        s = self.u_scale_
+        return FullGaussianMixture(w, means * s + self.u_mean_, covs * np.outer(s, s))
