@@ -124,8 +124,8 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
                                    f"strategy {strategy_name!r}")
     strategy._check_params()
     tracker.log_params(
-        {"strategy": strategy_name, "dataset": dataset.name, "beta": beta, "protocol": protocol, "seed": seed,
-         **flatten(strategy.get_params(), "strategy."), **flatten(dataset_cfg, "dataset."),
+        {"strategy": strategy_name, "kind": strategy.kind, "dataset": dataset.name, "beta": beta,
+         "protocol": protocol, "seed": seed, **flatten(strategy.get_params(), "strategy."), **flatten(dataset_cfg, "dataset."),
          "dataset.loader": loader, **parallelism}
     )
 
@@ -138,8 +138,8 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
         data_info = {"ranker": ranker_name, **data.info}
         tracker.log_params({"ranker": ranker_name, **flatten(ranker_cfg, "ranker.")})
 
-    base = {"strategy": strategy_name, "dataset": dataset.name, "beta": beta, "protocol": protocol,
-            "seed": seed, "load_seconds": load_seconds, **data_info, **base}
+    base = {"strategy": strategy_name, "kind": strategy.kind, "dataset": dataset.name, "beta": beta,
+            "protocol": protocol, "seed": seed, "load_seconds": load_seconds, **data_info, **base}
     skipped, reason = strategy.skip(data)
     if skipped:
         log.warning("skipped: %s", reason)

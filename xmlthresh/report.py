@@ -36,7 +36,7 @@ CDE_METRICS = ["rel_loss_direct", "rel_loss_direct_se", "rel_loss_approx", "rel_
 
 
 #: params that describe the machine or the bookkeeping, never a dimension of a comparison
-_NOT_KEYS = ("seed", "launcher", "threads.numba", "threads.blas", "strategy.beta")
+_NOT_KEYS = ("seed", "launcher", "threads.numba", "threads.blas", "strategy.beta", "kind")
 
 
 def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str | None = None,
@@ -75,6 +75,8 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
              if column.startswith("params.") and column[len("params."):] not in KEYS + list(_NOT_KEYS)
              and runs[column].nunique(dropna=True) > 1]
     table = pd.DataFrame({key: runs.get(f"params.{key}") for key in KEYS + sorted(swept) + ["seed"]})
+    if "params.kind" in runs:  # deterministic / randomized / uses test scores: part of a fair comparison
+        table.insert(3, "kind", runs["params.kind"].fillna("deterministic"))
     for metric in dict.fromkeys([*METRICS, *metrics]):
         table[metric] = runs.get(f"metrics.{metric}", pd.Series(np.nan, index=runs.index))
     table["protocol"] = table["protocol"].fillna("oracle")
@@ -86,7 +88,7 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
             table[key] = numeric
     table["run_id"] = runs["run_id"]
     table = table.reset_index(drop=True)
-    table.attrs["keys"] = KEYS + sorted(swept)
+    table.attrs["keys"] = KEYS[:3] + (["kind"] if "kind" in table else []) + KEYS[3:] + sorted(swept)
     table.attrs["metrics"] = list(dict.fromkeys([*METRICS, *metrics]))
     return table
 

@@ -46,6 +46,9 @@ class BaseStrategy(BaseEstimator):
     certified: ClassVar[bool] = False
     #: whether the strategy needs per-document scores (cannot run on ranked lists)
     requires_scores: ClassVar[bool] = False
+    #: what kind of method it is: "deterministic", "randomized", or "uses test scores" (it looks at the
+    #: scores of the split it is evaluated on, which a fair comparison must state)
+    kind: ClassVar[str] = "deterministic"
 
     def __init__(self, beta: float = 1.0) -> None:
         self.beta = beta
