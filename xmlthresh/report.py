@@ -73,7 +73,7 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
         runs = runs[runs["tags.xmlthresh.sweep"].isna()]
     swept = [column[len("params."):] for column in runs.columns
              if column.startswith("params.") and column[len("params."):] not in KEYS + list(_NOT_KEYS)
-             and runs[column].nunique(dropna=True) > 1]
+             and _varies(runs, column)]
     table = pd.DataFrame({key: runs.get(f"params.{key}") for key in KEYS + sorted(swept) + ["seed"]})
     if "params.kind" in runs:  # deterministic / randomized / uses test scores: part of a fair comparison
         table.insert(3, "kind", runs["params.kind"].fillna("deterministic"))
@@ -91,6 +91,14 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
     table.attrs["keys"] = KEYS[:3] + (["kind"] if "kind" in table else []) + KEYS[3:] + sorted(swept)
     table.attrs["metrics"] = list(dict.fromkeys([*METRICS, *metrics]))
     return table
+
+
+def _varies(runs: pd.DataFrame, column: str) -> bool:
+    """Whether a param takes several values: a strategy's own param must vary among runs of one strategy
+    (two strategies that merely default ``tol`` differently are not a sweep over ``tol``)."""
+    if column.startswith("params.strategy.") and "params.strategy" in runs:
+        return bool((runs.groupby("params.strategy")[column].nunique(dropna=True) > 1).any())
+    return runs[column].nunique(dropna=True) > 1
 
 
 def _cde_table(runs: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
@@ -170,11 +178,13 @@ def bar_plot(table: pd.DataFrame) -> bytes:
     headline = table.attrs.get("headline", "f_macro")
     pivot = table.pivot_table(index=index, columns=columns, values=headline, aggfunc="mean")
     errors = table.pivot_table(index=index, columns=columns, values=f"{headline}_seeds_se", aggfunc="mean")
-    fig, ax = plt.subplots(figsize=(max(5, 1.4 * len(pivot) * max(1, len(pivot.columns)) / 3), 3.6))
-    pivot.plot.bar(ax=ax, yerr=errors.reindex_like(pivot) if not errors.empty else None, rot=0, width=0.8)
+    width = max(5.0, 0.35 * pivot.size + 3.0)
+    fig, ax = plt.subplots(figsize=(width, 3.8))
+    pivot.plot.bar(ax=ax, yerr=errors.reindex_like(pivot) if not errors.empty else None, rot=0, width=0.85,
+                   colormap="tab20")
     ax.set_ylabel(headline)
     ax.set_title(f"{headline} by {index} and {columns}")
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend(fontsize=8, bbox_to_anchor=(1.01, 1.0), loc="upper left", frameon=False)
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
