@@ -28,6 +28,9 @@ class HullChains:
     edge_dr: np.ndarray
     edge_key: np.ndarray  # -dp/dr: tangent of the normal direction where the edge becomes the better move
     order: np.ndarray  # edges sorted by key, then by edge vector, then by label (canonical tie order)
+    sorted_label: np.ndarray  # edge_label[order]
+    sorted_dp: np.ndarray  # edge_dp[order]: the sweep's increments, laid out in sweep order (no gathers)
+    sorted_dr: np.ndarray  # edge_dr[order]
 
     @property
     def n_edges(self) -> int:
@@ -47,8 +50,10 @@ def hull_chains(candidates: Candidates) -> HullChains:
     precision, recall = candidates.precision, candidates.recall
     chain_ptr, chain = upper_right_chains(candidates.cand_ptr, precision, recall)
     label, dp, dr, key = chain_edges(chain_ptr, chain, candidates.tp, candidates.cut, candidates.n_relevant)
-    order = np.lexsort((label, dp, dr, key))
-    hulls = HullChains(chain_ptr, chain, label, dp, dr, key, order)
+    # np.lexsort((label, dp, dr, key)) (the edges come label by label) at a third of its cost, then each
+    # label's edges in chain order
+    order = canonical_edge_order(np.argsort(key, kind="stable"), key, dr, dp, label, chain_ptr)
+    hulls = HullChains(chain_ptr, chain, label, dp, dr, key, order, label[order], dp[order], dr[order])
     object.__setattr__(candidates, "_hull_chains", hulls)
     return hulls
 
@@ -124,3 +129,42 @@ def chain_edges(chain_ptr, chain, tp, cut, n_relevant):
                 key[e] = -dp[e] / dr[e]
             e += 1
     return label, dp, dr, key
+
+
+@numba.njit(cache=True)
+def canonical_edge_order(order, key, dr, dp, label, chain_ptr):
+    """Turn ``order`` (the edges stably sorted by key; edges given label by label, in chain order) into the
+    canonical order, in place: inside every group of equal keys, by edge vector (dr, then dp), then by label
+    -- what ``np.lexsort((label, dp, dr, key))`` gives, without its four full passes.
+
+    Then every label's own edges are put in chain order among the positions they occupy (they can only be
+    out of order inside a group of equal keys: two consecutive chain edges whose exact keys differ by less
+    than the rounding), so that the i-th edge of label k in sweep order is its i-th chain edge and every
+    prefix of the sweep is an achievable threshold vector -- also for consumers that add up ``sorted_dp``.
+    """
+    n_edges = len(order)
+    i = 0
+    while i < n_edges:
+        j = i + 1
+        while j < n_edges and key[order[j]] == key[order[i]]:
+            j += 1
+        if j - i > 1:
+            ordered = True
+            for q in range(i + 1, j):
+                a, b = order[q - 1], order[q]
+                if dr[a] > dr[b] or (dr[a] == dr[b] and dp[a] > dp[b]):
+                    ordered = False
+                    break
+            if not ordered:  # stable by (dr, dp): two stable passes, least significant first
+                group = order[i:j].copy()
+                group = group[np.argsort(dp[group], kind="mergesort")]
+                group = group[np.argsort(dr[group], kind="mergesort")]
+                order[i:j] = group
+        i = j
+    n = len(chain_ptr) - 1
+    seen = np.zeros(n, dtype=np.int64)
+    for i in range(n_edges):
+        k = label[order[i]]
+        order[i] = chain_ptr[k] - k + seen[k]  # edges of label k are stored at [chain_ptr[k] - k, ...)
+        seen[k] += 1
+    return order

@@ -322,7 +322,7 @@ def branch_and_bound(
                 else:
                     break
                 n_merged += 1
-            # ---------------- sweep (the arithmetic of _kernels.minkowski_sweep)
+            # ---------------- sweep (the arithmetic of _kernels.increment_sweep)
             p = 0.0
             r = 0.0
             for k in range(n):

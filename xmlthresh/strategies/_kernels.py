@@ -74,49 +74,49 @@ def segment_max_f(p0, r0, dp, dr, b2):
 
 
 @numba.njit(cache=True)
-def minkowski_sweep(order_label, chain_ptr, chain, precision, recall, b2):
-    """Walk the boundary of the Minkowski average of the label chains: starting with every label at its
-    max-precision vertex, move label ``order_label[i]`` to its next chain vertex for i = 0, 1, ...
-    (the edges sorted by angle), evaluating F after every single switch, and maximise F over every
+def increment_sweep(start_p_sum, start_r_sum, step_dp, step_dr, n, b2):
+    """Walk the boundary of the Minkowski average of the label chains: from every label at its max-precision
+    vertex (sums ``start_p_sum``, ``start_r_sum``), apply the chain edges in sweep order -- each one a single
+    label moving to its next hull vertex (``HullChains.sorted_dp``/``sorted_dr``, laid out in sweep order so
+    this is one sequential pass) -- evaluating F after every single switch, and maximise F over every
     segment of the traced boundary.
 
-    A label always moves to *its* next vertex, so every visited state is an achievable threshold vector
-    even if rounding ever mis-ordered two edges of one label.
     Returns (best_step, best_f, upper_f, upper_segment, upper_t): the number of switches made at the best
-    visited state and its F (running sums, compensated), the max of F over the traced boundary, and where
-    it is attained (segment i joins state i and state i + 1; t in [0, 1]).
+    visited state and its F (compensated running sums), the max of F over the traced boundary, and where it
+    is attained (segment i joins state i and state i + 1; t in [0, 1]).
+
+    F is concave along a segment, so its maximum there is inside the segment only when F rises at the start
+    and falls at the end (sign of dF/dt = sign of b2 p^2 dr + r^2 dp); other segments peak at a visited state,
+    which is compared anyway. ``segment_max_f`` runs only on the (few) segments where that test passes.
     """
-    n = len(chain_ptr) - 1
     inv_n = 1.0 / n
-    position = chain_ptr[:-1].copy()  # current chain slot of every label
-    p = 0.0
-    r = 0.0
-    for k in range(n):
-        p += precision[chain[position[k]]]
-        r += recall[chain[position[k]]]
-    p *= inv_n
-    r *= inv_n
+    p = start_p_sum * inv_n
+    r = start_r_sum * inv_n
     p_err, r_err = 0.0, 0.0  # Neumaier compensation terms
     best_f = f_beta_scalar(p, r, b2)
     best_step = 0
     upper_f = best_f
     upper_segment = 0
     upper_t = 0.0
-    for i in range(len(order_label)):
-        k = order_label[i]
-        a = chain[position[k]]
-        b = chain[position[k] + 1]
-        position[k] += 1
-        dp = (precision[b] - precision[a]) * inv_n
-        dr = (recall[b] - recall[a]) * inv_n
-        seg_f, seg_t = segment_max_f(p + p_err, r + r_err, dp, dr, b2)
-        if seg_f > upper_f:
-            upper_f, upper_segment, upper_t = seg_f, i, seg_t
+    for i in range(len(step_dp)):
+        dp = step_dp[i] * inv_n
+        dr = step_dr[i] * inv_n
+        p0 = p + p_err
+        r0 = r + r_err
+        if b2 * p0 * p0 * dr + r0 * r0 * dp > 0.0:
+            p1 = p0 + dp
+            r1 = r0 + dr
+            if b2 * p1 * p1 * dr + r1 * r1 * dp < 0.0:
+                seg_f, seg_t = segment_max_f(p0, r0, dp, dr, b2)
+                if seg_f > upper_f:
+                    upper_f, upper_segment, upper_t = seg_f, i, seg_t
         p, p_err = neumaier_add(p, p_err, dp)
         r, r_err = neumaier_add(r, r_err, dr)
         f = f_beta_scalar(p + p_err, r + r_err, b2)
         if f > best_f:
             best_f, best_step = f, i + 1
+        if f > upper_f:
+            upper_f, upper_segment, upper_t = f, i, 1.0
     return best_step, best_f, upper_f, upper_segment, upper_t
 
 

@@ -38,7 +38,7 @@ from ..data.candidates import Candidates
 from ..data.ranked_lists import RankedLists
 from ..data.hulls import hull_chains
 from ._domain_kernels import branch_and_bound, label_classes
-from ._kernels import minkowski_sweep
+from ._kernels import increment_sweep
 from .base import ThresholdStrategy
 from .registry import STRATEGIES
 
@@ -78,9 +78,11 @@ class DomainStrategy(ThresholdStrategy):
         precision, recall = candidates.precision, candidates.recall
         hulls = hull_chains(candidates)
         chain_ptr, chain, order = hulls.chain_ptr, hulls.chain, hulls.order
-        sorted_label = hulls.edge_label[order]
-        best_step, root_f, upper_f, segment, t = minkowski_sweep(
-            sorted_label, chain_ptr, chain, precision, recall, self.beta**2
+        sorted_label = hulls.sorted_label
+        start = hulls.start
+        best_step, root_f, upper_f, segment, t = increment_sweep(
+            float(precision[start].sum()), float(recall[start].sum()), hulls.sorted_dp, hulls.sorted_dr,
+            candidates.n_labels, self.beta**2,
         )
         self._upper_f = float(upper_f)
         n_edges = len(order)
