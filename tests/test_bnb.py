@@ -210,7 +210,7 @@ def test_espgame_optimum_is_proved(espgame, beta, optimum):
     assert model.f_macro_ == pytest.approx(optimum, abs=1e-7)
     assert evaluate_cuts(espgame, model.cuts_, beta)["f_macro"] == pytest.approx(model.f_macro_, abs=TOL)
     assert model.lower_bound_ >= plain.lower_bound_ and model.upper_bound_ <= plain.upper_bound_
-    assert model.info_["root_upper_bound"] == plain.upper_bound_
+    assert model.info_["root_upper_bound"] == pytest.approx(plain.upper_bound_, abs=1e-12)  # other summation order
     assert 1 <= model.info_["nodes"] <= 1000
 
 

@@ -10,6 +10,7 @@ caches the result on the :class:`Candidates` object.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -19,7 +20,11 @@ from .candidates import Candidates
 
 @dataclass(frozen=True)
 class HullChains:
-    """Chains (candidate indices, CSR by label) and their edges; ``order`` sorts the edges by angle."""
+    """Chains (candidate indices, CSR by label) and their edges; ``order`` sorts the edges by angle.
+
+    Edges are stored label by label in chain order (the edges of label k at ``chain_ptr[k] - k`` onward).
+    The sorted order is computed on first use: the exact domain sweep does not need it (it selects).
+    """
 
     chain_ptr: np.ndarray
     chain: np.ndarray
@@ -27,10 +32,26 @@ class HullChains:
     edge_dp: np.ndarray
     edge_dr: np.ndarray
     edge_key: np.ndarray  # -dp/dr: tangent of the normal direction where the edge becomes the better move
-    order: np.ndarray  # edges sorted by key, then by edge vector, then by label (canonical tie order)
-    sorted_label: np.ndarray  # edge_label[order]
-    sorted_dp: np.ndarray  # edge_dp[order]: the sweep's increments, laid out in sweep order (no gathers)
-    sorted_dr: np.ndarray  # edge_dr[order]
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """Edges sorted by key, then by edge vector (dr, dp), then by label, each label's own edges in chain
+        order -- ``np.lexsort((label, dp, dr, key))`` at a third of its cost, with the chain-order fix."""
+        return canonical_edge_order(np.argsort(self.edge_key, kind="stable"), self.edge_key, self.edge_dr,
+                                    self.edge_dp, self.edge_label, self.chain_ptr)
+
+    @cached_property
+    def sorted_label(self) -> np.ndarray:
+        return self.edge_label[self.order]
+
+    @cached_property
+    def sorted_dp(self) -> np.ndarray:
+        """The sweep's increments laid out in sweep order (a sequential pass, no gathers)."""
+        return self.edge_dp[self.order]
+
+    @cached_property
+    def sorted_dr(self) -> np.ndarray:
+        return self.edge_dr[self.order]
 
     @property
     def n_edges(self) -> int:
@@ -50,10 +71,7 @@ def hull_chains(candidates: Candidates) -> HullChains:
     precision, recall = candidates.precision, candidates.recall
     chain_ptr, chain = upper_right_chains(candidates.cand_ptr, precision, recall)
     label, dp, dr, key = chain_edges(chain_ptr, chain, candidates.tp, candidates.cut, candidates.n_relevant)
-    # np.lexsort((label, dp, dr, key)) (the edges come label by label) at a third of its cost, then each
-    # label's edges in chain order
-    order = canonical_edge_order(np.argsort(key, kind="stable"), key, dr, dp, label, chain_ptr)
-    hulls = HullChains(chain_ptr, chain, label, dp, dr, key, order, label[order], dp[order], dr[order])
+    hulls = HullChains(chain_ptr, chain, label, dp, dr, key)
     object.__setattr__(candidates, "_hull_chains", hulls)
     return hulls
 

@@ -74,6 +74,68 @@ def segment_max_f(p0, r0, dp, dr, b2):
 
 
 @numba.njit(cache=True)
+def select_crossing(key, dp, dr, start_p_sum, start_r_sum, n, b2, seed):
+    """The group of equal-key edges where F turns from rising to falling along the hull boundary, found
+    without sorting the edges (expected O(E), quickselect on the keys).
+
+    At a state (P, R) an edge of key t changes F by a multiple of dr (b2 P^2 - t R^2) (dp = -t dr), and along
+    the sweep that factor only decreases (t grows, P falls, R grows): F is unimodal along the boundary. A
+    random pivot key splits the active edges; the sign of the factor just before and just after the pivot's
+    group says whether the turn is below, above or inside it.
+
+    Returns (inside, pivot_key, base_p_sum, base_r_sum): ``inside`` means F rises into the group of key
+    ``pivot_key`` and falls out of it; the base sums are the state before that group (every edge of smaller
+    key applied, Neumaier-compensated). When no group holds the turn, the maximum is the hull vertex whose
+    state the base sums give (every edge of key < ``pivot_key`` applied; inf when all edges rise).
+    """
+    np.random.seed(seed)
+    m = len(key)
+    active = np.arange(m)
+    base_p, base_perr = start_p_sum, 0.0
+    base_r, base_rerr = start_r_sum, 0.0
+    inv_n = 1.0 / n
+    threshold = np.inf
+    while m > 0:
+        pivot = key[active[np.random.randint(m)]]
+        lt_p, lt_perr, lt_r, lt_rerr = 0.0, 0.0, 0.0, 0.0
+        eq_p, eq_perr, eq_r, eq_rerr = 0.0, 0.0, 0.0, 0.0
+        for i in range(m):
+            e = active[i]
+            if key[e] < pivot:
+                lt_p, lt_perr = neumaier_add(lt_p, lt_perr, dp[e])
+                lt_r, lt_rerr = neumaier_add(lt_r, lt_rerr, dr[e])
+            elif key[e] == pivot:
+                eq_p, eq_perr = neumaier_add(eq_p, eq_perr, dp[e])
+                eq_r, eq_rerr = neumaier_add(eq_r, eq_rerr, dr[e])
+        p0 = (base_p + base_perr + lt_p + lt_perr) * inv_n
+        r0 = (base_r + base_rerr + lt_r + lt_rerr) * inv_n
+        w = 0
+        if b2 * p0 * p0 - pivot * r0 * r0 <= 0.0:  # F does not rise into the group: the turn is below it
+            threshold = pivot
+            for i in range(m):
+                if key[active[i]] < pivot:
+                    active[w] = active[i]
+                    w += 1
+            m = w
+            continue
+        p1 = p0 + (eq_p + eq_perr) * inv_n
+        r1 = r0 + (eq_r + eq_rerr) * inv_n
+        if b2 * p1 * p1 - pivot * r1 * r1 >= 0.0:  # still rising after the group: the turn is above it
+            base_p, base_perr = neumaier_add(base_p, base_perr, lt_p + lt_perr + eq_p + eq_perr)
+            base_r, base_rerr = neumaier_add(base_r, base_rerr, lt_r + lt_rerr + eq_r + eq_rerr)
+            for i in range(m):
+                if key[active[i]] > pivot:
+                    active[w] = active[i]
+                    w += 1
+            m = w
+            continue
+        base_p, base_perr = neumaier_add(base_p, base_perr, lt_p + lt_perr)
+        base_r, base_rerr = neumaier_add(base_r, base_rerr, lt_r + lt_rerr)
+        return True, pivot, base_p + base_perr, base_r + base_rerr
+    return False, threshold, base_p + base_perr, base_r + base_rerr
+
+
+@numba.njit(cache=True)
 def increment_sweep(start_p_sum, start_r_sum, step_dp, step_dr, n, b2):
     """Walk the boundary of the Minkowski average of the label chains: from every label at its max-precision
     vertex (sums ``start_p_sum``, ``start_r_sum``), apply the chain edges in sweep order -- each one a single

@@ -16,6 +16,12 @@ every visited state is an achievable threshold vector (also inside a group of ed
 Ties in edge angle are kept together by sorting on the exact-integer edge key, then on the edge vector,
 so equal edges of different labels form one group whatever the label order.
 
+No full sort is needed: F is unimodal along the boundary (an edge of key t raises F iff b^2 P^2 > t R^2,
+and that test only turns from true to false along the sweep), so a quickselect on the keys finds the one
+group of equal-key edges where F turns (expected O(E)); only that group is ordered and swept. Its best
+visited state is the best of the whole sweep, and the maximum of F over its segments is the maximum over
+the hull.
+
 Closing the gap (``refine='bnb'``): the hull bound can exceed the discrete optimum (by O(1/n^2)), and the
 optimum need not use hull vertices only. A best-first branch and bound over labels
 (``_domain_kernels.branch_and_bound``) restricts labels to ranges of their candidates; a node's bound is the
@@ -35,10 +41,11 @@ import time
 import numpy as np
 
 from ..data.candidates import Candidates
-from ..data.ranked_lists import RankedLists
 from ..data.hulls import hull_chains
+from ..data.ranked_lists import RankedLists
+from ..metrics import f_beta
 from ._domain_kernels import branch_and_bound, label_classes
-from ._kernels import increment_sweep
+from ._kernels import increment_sweep, select_crossing
 from .base import ThresholdStrategy
 from .registry import STRATEGIES
 
@@ -75,6 +82,52 @@ class DomainStrategy(ThresholdStrategy):
             raise ValueError(f"max_nodes must be an integer >= 1, got {self.max_nodes!r}")
 
     def _choose(self, candidates: Candidates, lists: RankedLists) -> np.ndarray:
+        if self.refine == "bnb":
+            return self._sweep_all(candidates)
+        return self._sweep_turning_group(candidates)
+
+    def _sweep_turning_group(self, candidates: Candidates) -> np.ndarray:
+        """The exact sweep without sorting the edges: F is unimodal along the hull boundary, so the best
+        visited state and the hull maximiser lie in the one group of equal-key edges where F turns from
+        rising to falling (or at the vertex between two groups). A quickselect finds that group in expected
+        O(E); only its edges are ordered (canonically: by edge vector, label, chain position) and swept."""
+        precision, recall = candidates.precision, candidates.recall
+        hulls = hull_chains(candidates)
+        n, b2 = candidates.n_labels, self.beta**2
+        start = hulls.start
+        inside, group_key, base_p, base_r = select_crossing(
+            hulls.edge_key, hulls.edge_dp, hulls.edge_dr, float(precision[start].sum()),
+            float(recall[start].sum()), n, b2, 0,
+        )
+        below = hulls.edge_key < group_key
+        applied = np.bincount(hulls.edge_label[below], minlength=n)
+        n_before = int(np.count_nonzero(below))
+        self.info_["n_hull_edges"] = int(hulls.n_edges)
+        if inside:
+            group = np.flatnonzero(hulls.edge_key == group_key)
+            group = group[np.lexsort((group, hulls.edge_label[group], hulls.edge_dp[group], hulls.edge_dr[group]))]
+            step_dp = np.ascontiguousarray(hulls.edge_dp[group])
+            step_dr = np.ascontiguousarray(hulls.edge_dr[group])
+            best_step, _, upper_f, segment, t = increment_sweep(base_p, base_r, step_dp, step_dr, n, b2)
+            applied += np.bincount(hulls.edge_label[group[:best_step]], minlength=n)
+            # a maximiser at either end of the group is a vertex of the Minkowski hull: a fixed point of V
+            fixed = (segment == 0 and t <= _VERTEX_TOL) or (segment == len(group) - 1 and t >= 1 - _VERTEX_TOL)
+            hull_p = (base_p + step_dp[:segment].sum() + t * step_dp[segment]) / n
+            hull_r = (base_r + step_dr[:segment].sum() + t * step_dr[segment]) / n
+        else:  # the maximum is the hull vertex between two groups: achievable, a fixed point of V
+            best_step, fixed = 0, True
+            hull_p, hull_r = base_p / n, base_r / n
+            upper_f = f_beta(hull_p, hull_r, self.beta)
+        self._upper_f = float(upper_f)
+        self.info_["best_step"] = n_before + int(best_step)
+        self.info_["fixed_point_exists"] = bool(fixed)
+        self.info_["hull_argmax_precision"] = float(hull_p)
+        self.info_["hull_argmax_recall"] = float(hull_r)
+        return hulls.chain[hulls.chain_ptr[:-1] + applied]
+
+    def _sweep_all(self, candidates: Candidates) -> np.ndarray:
+        """The full sweep over all edges in sorted order (the root of the branch and bound needs the order),
+        then the branch and bound."""
         precision, recall = candidates.precision, candidates.recall
         hulls = hull_chains(candidates)
         chain_ptr, chain, order = hulls.chain_ptr, hulls.chain, hulls.order
@@ -102,10 +155,8 @@ class DomainStrategy(ThresholdStrategy):
 
         applied = np.bincount(sorted_label[:best_step], minlength=candidates.n_labels)
         choice = chain[chain_ptr[:-1] + applied]
-        if self.refine == "bnb":
-            self.info_["root_lower_bound"] = float(root_f)
-            choice = self._branch_and_bound(candidates, sorted_label, choice)
-        return choice
+        self.info_["root_lower_bound"] = float(root_f)
+        return self._branch_and_bound(candidates, sorted_label, choice)
 
     def _branch_and_bound(self, candidates: Candidates, sorted_label: np.ndarray, choice: np.ndarray) -> np.ndarray:
         """Refine the sweep's result ``choice`` by branch and bound; tightens ``self._upper_f``."""
