@@ -64,8 +64,8 @@ def test_experiment_preset_runs_a_sweep_and_writes_its_report(isolated_home, rea
     reports = list((isolated_home / "runs" / "multirun").glob("*/*/report/comparison.md"))
     assert len(reports) == 1
     text = reports[0].read_text()
-    assert "| espgame | oracle | domain | 0.5 |" in text and "0.61718" in text
-    assert "| espgame | oracle | domain | 2 |" in text and "0.62609" in text
+    assert "| espgame | oracle | domain | deterministic | 0.5 |" in text and "0.61718" in text
+    assert "| espgame | oracle | domain | deterministic | 2 |" in text and "0.62609" in text
 
 
 def test_submitit_local_sweep_runs_jobs_as_separate_processes(isolated_home):
