@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from hypothesis import strategies as st
 
 from xmlthresh.data.ranked_lists import RankedLists
 
@@ -47,3 +48,24 @@ def brute_force(lists: RankedLists, beta: float = 1.0) -> dict:
             best_f_macro, best_cuts = f, combo
     macro_f = float(np.mean([np.max(f_beta(p, r, beta)) for p, r in per_label]))
     return {"f_macro": best_f_macro, "macro_f": macro_f, "combo": best_cuts}
+
+
+@st.composite
+def small_instances(draw, max_labels: int = 4, max_docs: int = 8):
+    """(lists, beta): up to ``max_labels`` labels over up to ``max_docs`` documents, full or truncated lists
+    with sizes consistent with them, with or without "predict all", beta in {0.5, 1, 2}."""
+    num_docs = draw(st.integers(1, max_docs))
+    n_labels = draw(st.integers(1, max_labels))
+    relevance, sizes = [], []
+    for _ in range(n_labels):
+        length = draw(st.integers(1, num_docs))
+        bits = draw(st.lists(st.integers(0, 1), min_size=length, max_size=length))
+        hidden = draw(st.integers(0, num_docs - length))  # relevant documents below a truncated list
+        relevance.append(bits)
+        sizes.append(sum(bits) + hidden)
+    if not any(sizes):
+        sizes[0], relevance[0][0] = 1, 1
+    predict_all = draw(st.booleans())
+    beta = draw(st.sampled_from([0.5, 1.0, 2.0]))
+    lists = RankedLists.from_relevance_lists(relevance, sizes, num_docs, include_predict_all=predict_all)
+    return lists, beta

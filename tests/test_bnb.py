@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from oracle import brute_force
+from oracle import small_instances as shared_small_instances
 from xmlthresh.data.candidates import build_candidates
 from xmlthresh.data.hulls import hull_chains
 from xmlthresh.data.ranked_lists import RankedLists
@@ -20,28 +21,15 @@ from xmlthresh.strategies import STRATEGIES
 TOL = 1e-12
 
 
+def small_instances(max_labels=5, max_docs=8):
+    """The shared random instances, up to 5 labels by default here."""
+    return shared_small_instances(max_labels=max_labels, max_docs=max_docs)
+
+
 def domain(**params):
     return STRATEGIES.get("domain")(**params)
 
 
-@st.composite
-def small_instances(draw, max_labels=5, max_docs=8):
-    """Up to 5 labels over up to 8 documents, full or truncated lists, with or without "predict all"."""
-    num_docs = draw(st.integers(1, max_docs))
-    n_labels = draw(st.integers(1, max_labels))
-    relevance, sizes = [], []
-    for _ in range(n_labels):
-        length = draw(st.integers(1, num_docs))
-        bits = draw(st.lists(st.integers(0, 1), min_size=length, max_size=length))
-        hidden = draw(st.integers(0, num_docs - length))
-        relevance.append(bits)
-        sizes.append(sum(bits) + hidden)
-    if not any(sizes):
-        sizes[0], relevance[0][0] = 1, 1
-    predict_all = draw(st.booleans())
-    beta = draw(st.sampled_from([0.5, 1.0, 2.0]))
-    lists = RankedLists.from_relevance_lists(relevance, sizes, num_docs, include_predict_all=predict_all)
-    return lists, beta
 
 
 # ------------------------------------------------------------------ parameters, default unchanged

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracle import brute_force, label_options
+from oracle import brute_force, label_options, small_instances
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.datasets import DATASETS
 from xmlthresh.strategies import STRATEGIES
@@ -24,24 +24,6 @@ def fast(**params):
     return STRATEGIES.get("domain_fast")(**params)
 
 
-@st.composite
-def small_instances(draw, max_labels=4, max_docs=8):
-    """Up to 4 labels over up to 8 documents, full or truncated lists, with or without "predict all"."""
-    num_docs = draw(st.integers(1, max_docs))
-    n_labels = draw(st.integers(1, max_labels))
-    relevance, sizes = [], []
-    for _ in range(n_labels):
-        length = draw(st.integers(1, num_docs))
-        bits = draw(st.lists(st.integers(0, 1), min_size=length, max_size=length))
-        hidden = draw(st.integers(0, num_docs - length))
-        relevance.append(bits)
-        sizes.append(sum(bits) + hidden)
-    if not any(sizes):
-        sizes[0], relevance[0][0] = 1, 1
-    predict_all = draw(st.booleans())
-    beta = draw(st.sampled_from([0.5, 1.0, 2.0]))
-    lists = RankedLists.from_relevance_lists(relevance, sizes, num_docs, include_predict_all=predict_all)
-    return lists, beta
 
 
 def achievable_points(lists: RankedLists) -> np.ndarray:

@@ -7,33 +7,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracle import brute_force
-from xmlthresh.data.ranked_lists import RankedLists
+from oracle import brute_force, small_instances
 from xmlthresh.metrics import evaluate_cuts
 from xmlthresh.strategies import STRATEGIES
 
 TOL = 1e-12
 
 
-@st.composite
-def small_instances(draw, max_labels=4, max_docs=8):
-    """Up to 4 labels over up to 8 documents; lists truncated or full; sizes consistent with the lists."""
-    num_docs = draw(st.integers(1, max_docs))
-    n_labels = draw(st.integers(1, max_labels))
-    relevance, sizes = [], []
-    for _ in range(n_labels):
-        length = draw(st.integers(1, num_docs))
-        bits = draw(st.lists(st.integers(0, 1), min_size=length, max_size=length))
-        hidden = draw(st.integers(0, num_docs - length))  # relevant documents below a truncated list
-        relevance.append(bits)
-        sizes.append(sum(bits) + hidden)
-    if not any(sizes):
-        sizes[0] = 1
-        relevance[0][0] = 1
-    predict_all = draw(st.booleans())
-    beta = draw(st.sampled_from([0.5, 1.0, 2.0]))
-    lists = RankedLists.from_relevance_lists(relevance, sizes, num_docs, include_predict_all=predict_all)
-    return lists, beta
 
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import mlflow
-import pytest
 
 
 def sweep(home, *overrides: str) -> subprocess.CompletedProcess:
