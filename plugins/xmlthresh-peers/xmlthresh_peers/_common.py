@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.strategies.base import ScoreStrategy
 
 #: install hint shown by ``python -m xmlthresh list`` and raised by ``fit`` when xCOLUMNs is missing
 XCOLUMNS_HINT = "pip install 'xcolumns==0.0.2' (or: pip install -e 'plugins/xmlthresh-peers[xcolumns]')"
@@ -232,3 +233,28 @@ def f_beta_value(precision: float, recall: float, beta: float) -> float:
     b2 = beta * beta
     den = b2 * precision + recall
     return float((1.0 + b2) * precision * recall / den) if den > 0 else 0.0
+
+
+OBJECTIVES = ("f_macro", "macro_f")
+
+
+class XColumnsStrategy(ScoreStrategy):
+    """What both xCOLUMNs peers share: the optional dependency, the size guard and the objective check."""
+
+    objective: str
+
+    @staticmethod
+    def unavailable_reason() -> str | None:
+        return xcolumns_unavailable_reason()
+
+    def skip(self, data: Any) -> tuple[bool, str]:
+        skipped, reason = super().skip(data)
+        if skipped:
+            return skipped, reason
+        reason = too_large_reason(data, self.registry_name)
+        return bool(reason), reason
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")

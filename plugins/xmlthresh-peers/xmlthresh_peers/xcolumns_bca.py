@@ -19,15 +19,15 @@ does not apply. ``info`` says which objective ran and how (``objective``, ``obje
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from xmlthresh.data.scores import ScoredSplit
-from xmlthresh.strategies.base import ScoreStrategy
 from xmlthresh.strategies.registry import STRATEGIES
 
 from ._common import (
     PlattCalibration,
+    XColumnsStrategy,
     binary_fbeta,
     binary_linearised_f_macro,
     counts_of_predictions,
@@ -36,15 +36,10 @@ from ._common import (
     f_beta_gradient,
     f_beta_value,
     import_xcolumns,
-    too_large_reason,
-    xcolumns_unavailable_reason,
 )
 
-OBJECTIVES = ("f_macro", "macro_f")
-
-
 @STRATEGIES.register("xcolumns_bca")
-class XColumnsBlockCoordinate(ScoreStrategy):
+class XColumnsBlockCoordinate(XColumnsStrategy):
     """Block coordinate ascent on the expected F-macro / macro-F of the predicted split (optional: xcolumns)."""
 
     kind: ClassVar[str] = "uses test scores"
@@ -59,21 +54,8 @@ class XColumnsBlockCoordinate(ScoreStrategy):
         self.outer_tolerance = outer_tolerance
         self.seed = seed
 
-    @staticmethod
-    def unavailable_reason() -> str | None:
-        return xcolumns_unavailable_reason()
-
-    def skip(self, data: Any) -> tuple[bool, str]:
-        skipped, reason = super().skip(data)
-        if skipped:
-            return skipped, reason
-        reason = too_large_reason(data, self.registry_name)
-        return bool(reason), reason
-
     def _check_params(self) -> None:
         super()._check_params()
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
         for name in ("max_iter", "max_outer"):
             value = getattr(self, name)
             if not (isinstance(value, int) and value >= 1):

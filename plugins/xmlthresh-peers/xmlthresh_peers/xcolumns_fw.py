@@ -16,31 +16,28 @@ ranking, so the data set's ``include_predict_all`` does not apply to them.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from xmlthresh.data.scores import ScoredSplit
-from xmlthresh.strategies.base import ScoreStrategy
 from xmlthresh.strategies.registry import STRATEGIES
 
 from ._common import (
     PlattCalibration,
+    XColumnsStrategy,
     counts_of_predictions,
     dense_labels,
     dense_scores,
     f_macro_objective,
     import_xcolumns,
     macro_f_objective,
-    too_large_reason,
-    xcolumns_unavailable_reason,
 )
 
-OBJECTIVES = ("f_macro", "macro_f")
 INITS = ("top", "random")
 
 
 @STRATEGIES.register("xcolumns_fw")
-class XColumnsFrankWolfe(ScoreStrategy):
+class XColumnsFrankWolfe(XColumnsStrategy):
     """Frank-Wolfe randomized classifier for F-macro or macro-F (optional dependency: xcolumns)."""
 
     kind: ClassVar[str] = "randomized"
@@ -54,21 +51,8 @@ class XColumnsFrankWolfe(ScoreStrategy):
         self.alpha_search_step = alpha_search_step
         self.seed = seed
 
-    @staticmethod
-    def unavailable_reason() -> str | None:
-        return xcolumns_unavailable_reason()
-
-    def skip(self, data: Any) -> tuple[bool, str]:
-        skipped, reason = super().skip(data)
-        if skipped:
-            return skipped, reason
-        reason = too_large_reason(data, self.registry_name)
-        return bool(reason), reason
-
     def _check_params(self) -> None:
         super()._check_params()
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
         if self.init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
         if not (isinstance(self.max_iters, int) and self.max_iters >= 1):
