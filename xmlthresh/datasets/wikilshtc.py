@@ -10,12 +10,8 @@ table without "predict all".
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from ..data.ranked_list_file import read_ranked_lists
 from ..data.ranked_lists import RankedLists
-from .base import Dataset
-from .ranked_list_files import resolve_data_file
+from .ranked_list_files import RankedListFile
 from .registry import DATASETS
 
 #: m of the WikiLSHTC-325K test set (the lists hold only the top 1,000 documents of each label)
@@ -24,19 +20,15 @@ WIKI_N_LABELS = 283_350
 
 
 @DATASETS.register("wikilshtc")
-class WikiLSHTC(Dataset):
+class WikiLSHTC(RankedListFile):
     """WikiLSHTC-325K; ``path`` is absolute or relative to $XMLTHRESH_DATA (downloaded when missing),
     ``member`` picks the file inside the zip (default: its only file), ``cache`` keeps the parsed lists."""
 
     def __init__(self, path: str = "berger/WikiXML_no_empty.zip", num_docs: int | None = WIKI_NUM_DOCS,
                  name: str = "wikilshtc", include_predict_all: bool = True, first_n_labels: int | None = None,
                  member: str | None = None, cache: bool = True):
-        super().__init__(name=name or Path(path).stem, include_predict_all=include_predict_all,
-                         first_n_labels=first_n_labels)
-        self.path = path
-        self.num_docs = num_docs
-        self.member = member
-        self.cache = cache
+        super().__init__(path=path, num_docs=num_docs, name=name, include_predict_all=include_predict_all,
+                         first_n_labels=first_n_labels, member=member, cache=cache)
 
     def _load(self) -> RankedLists:
         if self.num_docs is None:
@@ -44,6 +36,4 @@ class WikiLSHTC(Dataset):
                 f"dataset {self.registry_name!r}: num_docs is required -- the lists are truncated (top 1,000 "
                 f"documents), m of the WikiLSHTC-325K test set is {WIKI_NUM_DOCS}"
             )
-        return read_ranked_lists(resolve_data_file(self.path), num_docs=self.num_docs,
-                                 include_predict_all=self.include_predict_all, name=self.name,
-                                 member=self.member, cache=self.cache)
+        return super()._load()
