@@ -16,15 +16,14 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from .data.download import DataUnavailableError
-from .data.ranked_list_file import RankedListFormatError
-from .data.ranked_lists import RankedListsError
 from .paths import config_search_dirs, runs_dir
 from .registry import UnknownNameError
 
 log = logging.getLogger("xmlthresh")
 
-#: errors caused by the input or the configuration: reported without a traceback
-USER_ERRORS = (RankedListFormatError, RankedListsError, DataUnavailableError, UnknownNameError, ValueError)
+#: errors caused by the input or the configuration (malformed files, inconsistent data, bad parameters are
+#: ValueErrors; unknown names, missing data): reported as one line, without a traceback
+USER_ERRORS = (ValueError, DataUnavailableError, UnknownNameError)
 
 
 def register_resolvers() -> None:
