@@ -6,12 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+from helpers import SHARED
 
 
 def real_data_dir() -> Path | None:
-    """$XMLTHRESH_DATA when it holds the reference files, else None."""
+    """$XMLTHRESH_DATA when it holds the reference files, else None (tests use real data only through it)."""
     env = os.environ.get("XMLTHRESH_DATA")
     if env and (Path(env) / "berger" / "ESPGameNN.txt").is_file():
         return Path(env)

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import http.server
-import threading
-from functools import partial
 
 import pytest
+from helpers import serve_directory
 
 from xmlthresh.data.download import DataUnavailableError, RemoteFile, ensure_file
 
@@ -17,13 +15,8 @@ def server(tmp_path):
     root = tmp_path / "origin"
     root.mkdir()
     (root / "lists.txt").write_bytes(b"0 1 1 0\n")
-    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serve_directory(root) as url:
+        yield url
 
 
 @pytest.fixture

@@ -3,19 +3,18 @@ left in the cache, and the real cellcycle_GO data set (4,122 labels)."""
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from helpers import SHARED, data_dir_with
 
 from xmlthresh.data.download import DataUnavailableError
 from xmlthresh.datasets import DATASETS
 from xmlthresh.datasets.hmc import GO_ROOTS, HMCDataset, HMCFormatError
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
 # root -> A, B (GO-like roots dropped by default only when present); C has two parents; D below C
 DAG = "root/A,root/B,A/C,B/C,C/D,B/E"
@@ -165,11 +164,7 @@ def test_cached_load_is_identical(env):
 
 # -------------------------------------------------------------------------------------------- real data
 def real_hmc_dir() -> Path | None:
-    env_dir = os.environ.get("XMLTHRESH_DATA")
-    for candidate in ([Path(env_dir)] if env_dir else []) + [SHARED]:
-        if (candidate / "hmc_cellcycle_GO" / "cellcycle_GO.train.arff").is_file():
-            return candidate
-    return None
+    return data_dir_with("hmc_cellcycle_GO/cellcycle_GO.train.arff")
 
 
 @pytest.fixture(scope="module")

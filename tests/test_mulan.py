@@ -3,17 +3,14 @@ error (file, line, problem) per malformed input with nothing left in the cache, 
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
-import os
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from helpers import SHARED, data_dir_with, serve_directory
 
 from xmlthresh.data.arff import ArffFormatError, FeatureEncoder, parse_arff, read_arff
 from xmlthresh.data.download import DataUnavailableError, RemoteFile
@@ -22,7 +19,6 @@ from xmlthresh.datasets import DATASETS
 from xmlthresh.datasets import mulan as mulan_module
 from xmlthresh.datasets.mulan import MulanDataset, MulanFormatError
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
 # --------------------------------------------------------------------------------------- fabricated files
 TOY_XML = """<?xml version="1.0" encoding="utf-8"?>
@@ -507,18 +503,11 @@ def test_a_missing_known_folder_is_downloaded_and_verified(env, tmp_path, monkey
     contents = {"toy.xml": TOY_XML, "toy-train.arff": TOY_TRAIN, "toy-test.arff": TOY_TEST}
     for file_name, content in contents.items():
         (origin / file_name).write_text(content)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(origin.parent))
-    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    with serve_directory(origin.parent) as url:
         known = {f"toy/{f}": RemoteFile(f"toy/{f}", f"{url}/toy/{f}", hashlib.sha256(c.encode()).hexdigest())
                  for f, c in contents.items()}
         monkeypatch.setattr(mulan_module, "KNOWN_FILES", known)
         result = MulanDataset(name="toy", validation_fraction=0).load()
-    finally:
-        httpd.shutdown()
     assert sorted(p.name for p in (data / "toy").iterdir()) == sorted(contents)
     np.testing.assert_array_equal(result.X["test"], TOY_X_TEST)
 
@@ -562,11 +551,7 @@ REAL_SETS = [
 
 
 def shared_mulan_dir() -> Path | None:
-    env_dir = os.environ.get("XMLTHRESH_DATA")
-    for candidate in ([Path(env_dir)] if env_dir else []) + [SHARED]:
-        if (candidate / "corel5k" / "Corel5k.xml").is_file():
-            return candidate
-    return None
+    return data_dir_with("corel5k/Corel5k.xml")
 
 
 @pytest.fixture(scope="module")

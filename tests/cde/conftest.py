@@ -7,11 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import SHARED  # the pre-filled dataset cache beside the checkout
 
 from xmlthresh.cde import CDE_DATASETS
 
-#: the pre-filled dataset cache beside the checkout (as in tests/conftest.py)
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 XANES_PROBE = Path("xanes_fesio4") / "sample3" / "spectra.txt"
 
 #: cheap tuning grids so that the many small fits stay fast

@@ -3,12 +3,9 @@ server), parsing, split/PCA/box, target errors, and estimators on the real data 
 
 from __future__ import annotations
 
-import http.server
-import threading
-from functools import partial
-
 import numpy as np
 import pytest
+from helpers import serve_directory
 
 from xmlthresh.cde import CDE_DATASETS, ESTIMATORS, run_benchmark
 from xmlthresh.cde.datasets.xanes import BASE_URL, SHA256, remote_files
@@ -46,13 +43,8 @@ def test_missing_files_offline_say_where_to_get_them(tmp_path, monkeypatch):
 @pytest.fixture
 def mirror(shared_xanes):
     """A loopback HTTP server serving the shared cache's xanes_fesio4 folder (stands in for GitHub)."""
-    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(shared_xanes))
-    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serve_directory(shared_xanes) as url:
+        yield url
 
 
 @pytest.mark.realdata

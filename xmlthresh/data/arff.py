@@ -588,6 +588,10 @@ def _parse_fast(body: str, attributes: tuple[Attribute, ...], first_line: int,
     return dense[:n_rows].copy(), text_columns, row_line
 
 
+# status of one data cell (see _cell_value)
+_CELL_OK, _CELL_TEXT, _CELL_SLOW, _CELL_BAD = 0, 1, 2, 3
+
+
 @numba.njit(cache=True)
 def _is_blank(byte):
     return byte == 32 or byte == 9 or byte == 13
@@ -670,6 +674,24 @@ def _nominal_code(buf, start, end, domain, domain_ptr, value_ptr, value_bytes):
 
 
 @numba.njit(cache=True)
+def _cell_value(buf, start, end, kind, domain, domain_ptr, value_ptr, value_bytes, pow10):
+    """(status, value) of one data cell [start, end): _CELL_OK with the value (NaN for ``?``), _CELL_TEXT for a
+    string attribute (the caller keeps the span), _CELL_SLOW for a number without an exact fast path (Python's
+    float decides later), _CELL_BAD for a nominal value that is not declared."""
+    if kind == 2:
+        return _CELL_TEXT, np.nan
+    if end - start == 1 and buf[start] == 63:  # "?": missing
+        return _CELL_OK, np.nan
+    if kind == 0:
+        ok, value = _fast_number(buf, start, end, pow10)
+        return (_CELL_OK, value) if ok else (_CELL_SLOW, np.nan)
+    if kind == 1:
+        code = _nominal_code(buf, start, end, domain, domain_ptr, value_ptr, value_bytes)
+        return (_CELL_OK, float(code)) if code >= 0 else (_CELL_BAD, np.nan)
+    return _CELL_OK, np.nan
+
+
+@numba.njit(cache=True)
 def _scan_data(buf, first_line, sparse, kind, domain_of, domain_ptr, value_ptr, value_bytes, text_slot, n_text,
                max_rows, max_entries, max_slow):
     """One pass over the data section (bytes after the ``@data`` line): dense rows into a (rows x attributes)
@@ -735,29 +757,22 @@ def _scan_data(buf, first_line, sparse, kind, domain_of, domain_ptr, value_ptr, 
                     last = attribute
                     while i < b and _is_blank(buf[i]):
                         i += 1
-                    value = np.nan
-                    if kind[attribute] == 2:
+                    status, value = _cell_value(buf, i, b, kind[attribute], domain_of[attribute], domain_ptr,
+                                                value_ptr, value_bytes, pow10)
+                    if status == _CELL_TEXT:
                         text_span[n_rows, text_slot[attribute], 0] = i
                         text_span[n_rows, text_slot[attribute], 1] = b
-                    elif b - i == 1 and buf[i] == 63:
-                        value = np.nan
-                    elif kind[attribute] == 0:
-                        ok, value = _fast_number(buf, i, b, pow10)
-                        if not ok:
-                            if n_slow == max_slow:
-                                return (_TOO_MANY_SLOW, n_rows, dense, data, index, row_count, row_line, text_span,
-                                        n_slow, slow_entry, slow_start, slow_end)
-                            slow_entry[n_slow] = n_entries
-                            slow_start[n_slow] = i
-                            slow_end[n_slow] = b
-                            n_slow += 1
-                            value = np.nan
-                    elif kind[attribute] == 1:
-                        code = _nominal_code(buf, i, b, domain_of[attribute], domain_ptr, value_ptr, value_bytes)
-                        if code < 0:
-                            return (_MALFORMED, n_rows, dense, data, index, row_count, row_line, text_span, n_slow,
-                                    slow_entry, slow_start, slow_end)
-                        value = float(code)
+                    elif status == _CELL_BAD:
+                        return (_MALFORMED, n_rows, dense, data, index, row_count, row_line, text_span, n_slow,
+                                slow_entry, slow_start, slow_end)
+                    elif status == _CELL_SLOW:
+                        if n_slow == max_slow:
+                            return (_TOO_MANY_SLOW, n_rows, dense, data, index, row_count, row_line, text_span,
+                                    n_slow, slow_entry, slow_start, slow_end)
+                        slow_entry[n_slow] = n_entries
+                        slow_start[n_slow] = i
+                        slow_end[n_slow] = b
+                        n_slow += 1
                     data[n_entries] = value
                     index[n_entries] = attribute
                     n_entries += 1
@@ -784,29 +799,22 @@ def _scan_data(buf, first_line, sparse, kind, domain_of, domain_ptr, value_ptr, 
                     if attribute >= n_attributes or a == b:
                         return (_MALFORMED, n_rows, dense, data, index, row_count, row_line, text_span, n_slow,
                                 slow_entry, slow_start, slow_end)
-                    value = np.nan
-                    if kind[attribute] == 2:
+                    status, value = _cell_value(buf, a, b, kind[attribute], domain_of[attribute], domain_ptr,
+                                                value_ptr, value_bytes, pow10)
+                    if status == _CELL_TEXT:
                         text_span[n_rows, text_slot[attribute], 0] = a
                         text_span[n_rows, text_slot[attribute], 1] = b
-                    elif b - a == 1 and buf[a] == 63:
-                        value = np.nan
-                    elif kind[attribute] == 0:
-                        ok, value = _fast_number(buf, a, b, pow10)
-                        if not ok:
-                            if n_slow == max_slow:
-                                return (_TOO_MANY_SLOW, n_rows, dense, data, index, row_count, row_line, text_span,
-                                        n_slow, slow_entry, slow_start, slow_end)
-                            slow_entry[n_slow] = n_rows * n_attributes + attribute
-                            slow_start[n_slow] = a
-                            slow_end[n_slow] = b
-                            n_slow += 1
-                            value = np.nan
-                    elif kind[attribute] == 1:
-                        code = _nominal_code(buf, a, b, domain_of[attribute], domain_ptr, value_ptr, value_bytes)
-                        if code < 0:
-                            return (_MALFORMED, n_rows, dense, data, index, row_count, row_line, text_span, n_slow,
-                                    slow_entry, slow_start, slow_end)
-                        value = float(code)
+                    elif status == _CELL_BAD:
+                        return (_MALFORMED, n_rows, dense, data, index, row_count, row_line, text_span, n_slow,
+                                slow_entry, slow_start, slow_end)
+                    elif status == _CELL_SLOW:
+                        if n_slow == max_slow:
+                            return (_TOO_MANY_SLOW, n_rows, dense, data, index, row_count, row_line, text_span,
+                                    n_slow, slow_entry, slow_start, slow_end)
+                        slow_entry[n_slow] = n_rows * n_attributes + attribute
+                        slow_start[n_slow] = a
+                        slow_end[n_slow] = b
+                        n_slow += 1
                     dense[n_rows, attribute] = value
                     attribute += 1
                     if q >= e:
