@@ -54,11 +54,13 @@ def test_parameters_are_validated(params, message):
 
 
 def test_default_is_the_plain_sweep():
-    assert domain().get_params() == {"beta": 1.0, "refine": "none", "gap_tol": 1e-9, "max_nodes": 100_000}
+    assert domain().get_params() == {"beta": 1.0, "refine": "none", "gap_tol": 1e-9, "max_nodes": 100_000,
+                                     "min_precision": 0.0, "smoothing": 0.0}
     lists = RankedLists.from_relevance_lists([[0, 0, 0, 1, 0, 0], [1, 0, 1, 1, 0, 1]], [1, 4], num_docs=6)
     model = domain().fit(lists)
     assert set(model.info_) == {
-        "n_hull_edges", "best_step", "fixed_point_exists", "hull_argmax_precision", "hull_argmax_recall", "gap"
+        "n_hull_edges", "best_step", "fixed_point_exists", "hull_argmax_precision", "hull_argmax_recall", "gap",
+        "objective", "n_labels_predict_all", "n_labels_precision_one", "n_labels_predict_nothing",
     }
 
 

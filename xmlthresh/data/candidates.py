@@ -12,6 +12,13 @@ It is the only use of cut 0, which is otherwise never a candidate.
 
 Everything is stored flat: candidates of label k are ``[cand_ptr[k], cand_ptr[k+1])``, ordered by
 increasing tp (so increasing recall and cut).
+
+**The objective.** By default a strategy optimises the empirical (p, r) of the counts. A candidate set may
+instead carry explicit ``objective_precision`` / ``objective_recall`` arrays (see
+:mod:`xmlthresh.data.objective`: precision shrunk towards the label's prior, or expected counts under
+calibrated probabilities): ``precision`` / ``recall`` then return those, every optimiser works on them
+unchanged, and ``exact`` is False (hull edge keys are then computed in floating point).
+``tp`` and ``n_relevant`` may be fractional (expected counts) in that case.
 """
 
 from __future__ import annotations
@@ -35,6 +42,14 @@ class Candidates:
     cut: np.ndarray  # int64: number of top documents predicted (m = predict all, 0 = predict nothing)
     n_relevant: np.ndarray  # int64 (n): s_k
     num_docs: int
+    objective_precision: np.ndarray | None = None  # float64: the p that is optimised (default tp / cut)
+    objective_recall: np.ndarray | None = None  # float64: the r that is optimised (default tp / s_k)
+
+    @property
+    def exact(self) -> bool:
+        """Whether (p, r) are ratios of integer counts (then hull edge keys are computed exactly)."""
+        return (self.objective_precision is None and self.objective_recall is None
+                and self.tp.dtype.kind in "iu" and np.asarray(self.n_relevant).dtype.kind in "iu")
 
     @property
     def n_labels(self) -> int:
@@ -51,11 +66,28 @@ class Candidates:
 
     @cached_property
     def precision(self) -> np.ndarray:
+        if self.objective_precision is not None:
+            return self.objective_precision
         return safe_ratio(self.tp, self.cut)
 
     @cached_property
     def recall(self) -> np.ndarray:
+        if self.objective_recall is not None:
+            return self.objective_recall
         return self.tp / self.n_relevant[self.label_of]
+
+    @cached_property
+    def empirical_precision(self) -> np.ndarray:
+        """tp / cut whatever the objective (0 for an empty prediction)."""
+        return safe_ratio(self.tp, self.cut)
+
+    def subset(self, keep: np.ndarray) -> "Candidates":
+        """The candidates where ``keep`` is true (every label must keep at least one), objective included."""
+        counts = np.bincount(self.label_of[keep], minlength=self.n_labels)
+        ptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        pick = (lambda a: None if a is None else a[keep])
+        return Candidates(ptr, self.tp[keep], self.cut[keep], self.n_relevant, self.num_docs,
+                          pick(self.objective_precision), pick(self.objective_recall))
 
 
 def build_candidates(lists: RankedLists, pareto: bool = True) -> Candidates:

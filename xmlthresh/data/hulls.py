@@ -70,7 +70,10 @@ def hull_chains(candidates: Candidates) -> HullChains:
         return cached
     precision, recall = candidates.precision, candidates.recall
     chain_ptr, chain = upper_right_chains(candidates.cand_ptr, precision, recall)
-    label, dp, dr, key = chain_edges(chain_ptr, chain, candidates.tp, candidates.cut, candidates.n_relevant)
+    if candidates.exact:
+        label, dp, dr, key = chain_edges(chain_ptr, chain, candidates.tp, candidates.cut, candidates.n_relevant)
+    else:  # an estimated objective (smoothed or expected counts): keys from the floating-point (p, r)
+        label, dp, dr, key = chain_edges_float(chain_ptr, chain, precision, recall)
     hulls = HullChains(chain_ptr, chain, label, dp, dr, key)
     object.__setattr__(candidates, "_hull_chains", hulls)
     return hulls
@@ -145,6 +148,29 @@ def chain_edges(chain_ptr, chain, tp, cut, n_relevant):
                 key[e] = num / den
             else:  # from "predict nothing" (p = 0): cannot happen on a chain (start has max precision)
                 key[e] = -dp[e] / dr[e]
+            e += 1
+    return label, dp, dr, key
+
+
+@numba.njit(cache=True)
+def chain_edges_float(chain_ptr, chain, precision, recall):
+    """Every chain edge as (label, dp, dr, key = -dp/dr) from floating-point (p, r) points (objectives that
+    are not ratios of integer counts); chain edges have dp < 0 < dr, so the key is finite and positive."""
+    n = len(chain_ptr) - 1
+    n_edges = len(chain) - n
+    label = np.empty(n_edges, dtype=np.int64)
+    dp = np.empty(n_edges, dtype=np.float64)
+    dr = np.empty(n_edges, dtype=np.float64)
+    key = np.empty(n_edges, dtype=np.float64)
+    e = 0
+    for k in range(n):
+        for j in range(chain_ptr[k], chain_ptr[k + 1] - 1):
+            a = chain[j]
+            b = chain[j + 1]
+            label[e] = k
+            dp[e] = precision[b] - precision[a]
+            dr[e] = recall[b] - recall[a]
+            key[e] = -dp[e] / dr[e]
             e += 1
     return label, dp, dr, key
 

@@ -24,10 +24,19 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
+import logging
+
 from ..data.candidates import Candidates, build_candidates
+from ..data.objective import (FlooredCandidates, check_min_precision, check_smoothing, choice_diagnostics,
+                              smoothed, with_precision_floor)
 from ..data.ranked_lists import RankedLists
 from ..data.scores import ScoredSplit
-from ..metrics import evaluate, evaluate_cuts
+from ..metrics import evaluate, evaluate_cuts, f_beta
+
+log = logging.getLogger(__name__)
+
+#: warn when more than this share of the labels predicts every document at the chosen cuts
+PREDICT_ALL_WARNING_SHARE = 0.5
 
 
 def tiny_scored_split() -> ScoredSplit:
@@ -138,10 +147,10 @@ class ThresholdStrategy(BaseStrategy):
         self._check_params()
         kept = lists.n_relevant > 0
         kept_lists = lists if kept.all() else lists.select_labels(kept)
-        candidates = build_candidates(kept_lists)
         self.lower_bound_: float | None = None
         self.upper_bound_: float | None = None
         self.info_: dict[str, Any] = {}
+        candidates, floored = self._objective_candidates(kept_lists)
         choice = self._choose(candidates, kept_lists)
         cuts = np.zeros(lists.n_labels, dtype=np.int64)
         cuts[kept] = candidates.cut[choice]
@@ -152,6 +161,12 @@ class ThresholdStrategy(BaseStrategy):
         self.n_candidates_ = candidates.n_candidates
         self.metrics_ = evaluate(candidates.tp[choice], candidates.cut[choice], candidates.n_relevant, self.beta)
         self.f_macro_ = self.metrics_["f_macro"]
+        self.objective_f_macro_ = float(f_beta(candidates.precision[choice].mean(), candidates.recall[choice].mean(),
+                                               self.beta)) if len(choice) else 0.0
+        self.info_.update(choice_diagnostics(candidates, choice, floored))
+        if not candidates.exact:
+            self.info_["objective_f_macro"] = self.objective_f_macro_
+        _warn_predict_all(self.info_, len(choice), type(self).__name__)
         self._after_fit(candidates, choice)
         return self
 
@@ -192,8 +207,47 @@ class ThresholdStrategy(BaseStrategy):
         clone(self).fit_scores(tiny_scored_split())
 
     # ------------------------------------------------------------------ subclass hooks
+    def _objective_candidates(self, lists: RankedLists) -> tuple[Candidates, FlooredCandidates | None]:
+        """The candidates the strategy optimises over (default: the Pareto-reduced empirical ones)."""
+        return build_candidates(lists), None
+
     def _choose(self, candidates: Candidates, lists: RankedLists) -> np.ndarray:
         raise NotImplementedError
 
     def _after_fit(self, candidates: Candidates, choice: np.ndarray) -> None:
         """Hook for strategies that derive bounds from the recomputed metrics."""
+
+
+def _warn_predict_all(info: dict[str, Any], n_labels: int, name: str) -> None:
+    """A warning when more than half of the labels predict every document (WikiLSHTC's optimum does)."""
+    count = info.get("n_labels_predict_all", 0)
+    if n_labels and count > PREDICT_ALL_WARNING_SHARE * n_labels:
+        log.warning("%s: %d of %d labels (%.0f %%) predict every document at the chosen thresholds; such rules "
+                    "rarely transfer (consider min_precision)", name, count, n_labels, 100.0 * count / n_labels)
+
+
+class PrecisionControlMixin:
+    """``min_precision`` (a floor on each cut's estimated precision) and ``smoothing`` (Beta-binomial shrinkage
+    of precision towards the label's prior, in pseudo-documents) for a :class:`ThresholdStrategy`; see
+    :mod:`xmlthresh.data.objective`. With both at 0 nothing changes. Certified bounds of a strategy with a
+    floor certify the constrained problem; with smoothing they are bounds of the smoothed objective
+    (``info_['objective']`` names it) -- the reported ``f_macro`` is always the empirical one."""
+
+    min_precision: float
+    smoothing: float
+
+    def _check_precision_control(self) -> None:
+        check_min_precision(self.min_precision)
+        check_smoothing(self.smoothing)
+
+    def _objective_candidates(self, lists: RankedLists) -> tuple[Candidates, FlooredCandidates | None]:
+        floor = check_min_precision(self.min_precision)
+        strength = check_smoothing(self.smoothing)
+        candidates = build_candidates(lists, pareto=strength == 0)
+        candidates = smoothed(candidates, strength)
+        floored = with_precision_floor(candidates, floor)
+        objective = "empirical F-macro" if strength == 0 else f"F-macro with precision smoothed by {strength:g} pseudo-documents"
+        if floor > 0:
+            objective += f", precision >= {floor:g}"
+        self.info_["objective"] = objective  # type: ignore[attr-defined]
+        return floored.candidates, floored

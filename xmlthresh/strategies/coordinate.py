@@ -13,20 +13,24 @@ from ..data.candidates import Candidates
 from ..data.ranked_lists import RankedLists
 from ._kernels import coordinate_ascent, independent_argmax
 from .registry import STRATEGIES
-from .base import ThresholdStrategy
+from .base import PrecisionControlMixin, ThresholdStrategy
 
 
 @STRATEGIES.register("coordinate")
-class CoordinateStrategy(ThresholdStrategy):
+class CoordinateStrategy(PrecisionControlMixin, ThresholdStrategy):
     """Cyclic coordinate ascent; ``max_passes`` bounds the work, ``tol`` is the smallest accepted gain."""
 
-    def __init__(self, beta: float = 1.0, max_passes: int = 1000, tol: float = 1e-15) -> None:
+    def __init__(self, beta: float = 1.0, max_passes: int = 1000, tol: float = 1e-15, min_precision: float = 0.0,
+                 smoothing: float = 0.0) -> None:
         super().__init__(beta=beta)
+        self.min_precision = min_precision
+        self.smoothing = smoothing
         self.max_passes = max_passes
         self.tol = tol
 
     def _check_params(self) -> None:
         super()._check_params()
+        self._check_precision_control()
         if not (isinstance(self.max_passes, int) and self.max_passes >= 1):
             raise ValueError(f"max_passes must be an integer >= 1, got {self.max_passes!r}")
         if not (self.tol >= 0):

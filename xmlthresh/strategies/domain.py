@@ -46,7 +46,7 @@ from ..data.ranked_lists import RankedLists
 from ..metrics import f_beta
 from ._domain_kernels import branch_and_bound, label_classes
 from ._kernels import increment_sweep, select_crossing
-from .base import ThresholdStrategy
+from .base import PrecisionControlMixin, ThresholdStrategy
 from .registry import STRATEGIES
 
 #: a hull maximiser closer than this (as a fraction of its edge) to an end point is taken to be that vertex
@@ -54,8 +54,11 @@ _VERTEX_TOL = 1e-9
 
 
 @STRATEGIES.register("domain")
-class DomainStrategy(ThresholdStrategy):
-    """Exact domain analysis with certified lower and upper bounds on the F-macro optimum."""
+class DomainStrategy(PrecisionControlMixin, ThresholdStrategy):
+    """Exact domain analysis with certified lower and upper bounds on the F-macro optimum.
+
+    ``min_precision`` and ``smoothing`` (see :class:`PrecisionControlMixin`) change the problem that is solved;
+    the bounds then certify that problem."""
 
     certified = True
 
@@ -63,15 +66,21 @@ class DomainStrategy(ThresholdStrategy):
     REFINE = ("none", "bnb")
 
     def __init__(
-        self, beta: float = 1.0, refine: str = "none", gap_tol: float = 1e-9, max_nodes: int = 100_000
+        self, beta: float = 1.0, refine: str = "none", gap_tol: float = 1e-9, max_nodes: int = 100_000,
+        min_precision: float = 0.0, smoothing: float = 0.0,
     ) -> None:
         super().__init__(beta=beta)
+        self.min_precision = min_precision
+        self.smoothing = smoothing
         self.refine = refine
         self.gap_tol = gap_tol
         self.max_nodes = max_nodes
 
     def _check_params(self) -> None:
         super()._check_params()
+        self._check_precision_control()
+        if self.refine == "bnb" and self.smoothing:
+            raise ValueError("refine='bnb' branches on exact integer counts; it cannot be combined with smoothing")
         if self.refine not in self.REFINE:
             raise ValueError(f"refine must be one of {', '.join(map(repr, self.REFINE))}, got {self.refine!r}")
         if not (isinstance(self.gap_tol, (int, float)) and not isinstance(self.gap_tol, bool)
@@ -87,43 +96,10 @@ class DomainStrategy(ThresholdStrategy):
         return self._sweep_turning_group(candidates)
 
     def _sweep_turning_group(self, candidates: Candidates) -> np.ndarray:
-        """The exact sweep without sorting the edges: F is unimodal along the hull boundary, so the best
-        visited state and the hull maximiser lie in the one group of equal-key edges where F turns from
-        rising to falling (or at the vertex between two groups). A quickselect finds that group in expected
-        O(E); only its edges are ordered (canonically: by edge vector, label, chain position) and swept."""
-        precision, recall = candidates.precision, candidates.recall
-        hulls = hull_chains(candidates)
-        n, b2 = candidates.n_labels, self.beta**2
-        start = hulls.start
-        inside, group_key, base_p, base_r = select_crossing(
-            hulls.edge_key, hulls.edge_dp, hulls.edge_dr, float(precision[start].sum()),
-            float(recall[start].sum()), n, b2, 0,
-        )
-        below = hulls.edge_key < group_key
-        applied = np.bincount(hulls.edge_label[below], minlength=n)
-        n_before = int(np.count_nonzero(below))
-        self.info_["n_hull_edges"] = int(hulls.n_edges)
-        if inside:
-            group = np.flatnonzero(hulls.edge_key == group_key)
-            group = group[np.lexsort((group, hulls.edge_label[group], hulls.edge_dp[group], hulls.edge_dr[group]))]
-            step_dp = np.ascontiguousarray(hulls.edge_dp[group])
-            step_dr = np.ascontiguousarray(hulls.edge_dr[group])
-            best_step, _, upper_f, segment, t = increment_sweep(base_p, base_r, step_dp, step_dr, n, b2)
-            applied += np.bincount(hulls.edge_label[group[:best_step]], minlength=n)
-            # a maximiser at either end of the group is a vertex of the Minkowski hull: a fixed point of V
-            fixed = (segment == 0 and t <= _VERTEX_TOL) or (segment == len(group) - 1 and t >= 1 - _VERTEX_TOL)
-            hull_p = (base_p + step_dp[:segment].sum() + t * step_dp[segment]) / n
-            hull_r = (base_r + step_dr[:segment].sum() + t * step_dr[segment]) / n
-        else:  # the maximum is the hull vertex between two groups: achievable, a fixed point of V
-            best_step, fixed = 0, True
-            hull_p, hull_r = base_p / n, base_r / n
-            upper_f = f_beta(hull_p, hull_r, self.beta)
-        self._upper_f = float(upper_f)
-        self.info_["best_step"] = n_before + int(best_step)
-        self.info_["fixed_point_exists"] = bool(fixed)
-        self.info_["hull_argmax_precision"] = float(hull_p)
-        self.info_["hull_argmax_recall"] = float(hull_r)
-        return hulls.chain[hulls.chain_ptr[:-1] + applied]
+        choice, upper_f, info = turning_group_sweep(candidates, self.beta)
+        self._upper_f = upper_f
+        self.info_.update(info)
+        return choice
 
     def _sweep_all(self, candidates: Candidates) -> np.ndarray:
         """The full sweep over all edges in sorted order (the root of the branch and bound needs the order),
@@ -206,8 +182,9 @@ class DomainStrategy(ThresholdStrategy):
         return label_classes(order, candidates.cand_ptr, candidates.tp, candidates.cut, candidates.n_relevant)
 
     def _after_fit(self, candidates: Candidates, choice: np.ndarray) -> None:
-        self.lower_bound_ = self.f_macro_
-        self.upper_bound_ = max(self._upper_f, self.f_macro_)
+        # bounds of the problem that was solved (the empirical one unless smoothing changed the objective)
+        self.lower_bound_ = self.objective_f_macro_ if not candidates.exact else self.f_macro_
+        self.upper_bound_ = max(self._upper_f, self.lower_bound_)
         self.info_["gap"] = self.upper_bound_ - self.lower_bound_
         self.fixed_point_exists_ = self.info_["fixed_point_exists"]
 
@@ -224,3 +201,46 @@ class DomainStrategy(ThresholdStrategy):
             p += t * (precision[b] - precision[a])
             r += t * (recall[b] - recall[a])
         return float(p / n), float(r / n)
+
+
+def turning_group_sweep(candidates: Candidates, beta: float) -> tuple[np.ndarray, float, dict]:
+    """The exact sweep without sorting the edges: F is unimodal along the hull boundary, so the best
+    visited state and the hull maximiser lie in the one group of equal-key edges where F turns from
+    rising to falling (or at the vertex between two groups). A quickselect finds that group in expected
+    O(E); only its edges are ordered (canonically: by edge vector, label, chain position) and swept.
+
+    Returns (candidate index per label of the best visited state, max of F over the hull, diagnostics).
+    Works on any candidate set, also one with an estimated objective (``candidates.exact`` False)."""
+    precision, recall = candidates.precision, candidates.recall
+    hulls = hull_chains(candidates)
+    n, b2 = candidates.n_labels, beta**2
+    info: dict = {}
+    start = hulls.start
+    inside, group_key, base_p, base_r = select_crossing(
+        hulls.edge_key, hulls.edge_dp, hulls.edge_dr, float(precision[start].sum()),
+        float(recall[start].sum()), n, b2, 0,
+    )
+    below = hulls.edge_key < group_key
+    applied = np.bincount(hulls.edge_label[below], minlength=n)
+    n_before = int(np.count_nonzero(below))
+    info["n_hull_edges"] = int(hulls.n_edges)
+    if inside:
+        group = np.flatnonzero(hulls.edge_key == group_key)
+        group = group[np.lexsort((group, hulls.edge_label[group], hulls.edge_dp[group], hulls.edge_dr[group]))]
+        step_dp = np.ascontiguousarray(hulls.edge_dp[group])
+        step_dr = np.ascontiguousarray(hulls.edge_dr[group])
+        best_step, _, upper_f, segment, t = increment_sweep(base_p, base_r, step_dp, step_dr, n, b2)
+        applied += np.bincount(hulls.edge_label[group[:best_step]], minlength=n)
+        # a maximiser at either end of the group is a vertex of the Minkowski hull: a fixed point of V
+        fixed = (segment == 0 and t <= _VERTEX_TOL) or (segment == len(group) - 1 and t >= 1 - _VERTEX_TOL)
+        hull_p = (base_p + step_dp[:segment].sum() + t * step_dp[segment]) / n
+        hull_r = (base_r + step_dr[:segment].sum() + t * step_dr[segment]) / n
+    else:  # the maximum is the hull vertex between two groups: achievable, a fixed point of V
+        best_step, fixed = 0, True
+        hull_p, hull_r = base_p / n, base_r / n
+        upper_f = f_beta(hull_p, hull_r, beta)
+    info["best_step"] = n_before + int(best_step)
+    info["fixed_point_exists"] = bool(fixed)
+    info["hull_argmax_precision"] = float(hull_p)
+    info["hull_argmax_recall"] = float(hull_r)
+    return hulls.chain[hulls.chain_ptr[:-1] + applied], float(upper_f), info

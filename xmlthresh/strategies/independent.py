@@ -12,12 +12,23 @@ from ..data.candidates import Candidates
 from ..data.ranked_lists import RankedLists
 from ._kernels import independent_argmax
 from .registry import STRATEGIES
-from .base import ThresholdStrategy
+from .base import PrecisionControlMixin, ThresholdStrategy
 
 
 @STRATEGIES.register("independent")
-class IndependentStrategy(ThresholdStrategy):
-    """Per-label F_beta maximisation (exact macro-F optimum); reports its macro-F and its F-macro."""
+class IndependentStrategy(PrecisionControlMixin, ThresholdStrategy):
+    """Per-label F_beta maximisation (exact macro-F optimum); reports its macro-F and its F-macro.
+
+    ``min_precision`` / ``smoothing``: see :class:`PrecisionControlMixin`."""
+
+    def __init__(self, beta: float = 1.0, min_precision: float = 0.0, smoothing: float = 0.0) -> None:
+        super().__init__(beta=beta)
+        self.min_precision = min_precision
+        self.smoothing = smoothing
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        self._check_precision_control()
 
     def _choose(self, candidates: Candidates, lists: RankedLists) -> np.ndarray:
         return independent_argmax(candidates.cand_ptr, candidates.precision, candidates.recall, self.beta**2)

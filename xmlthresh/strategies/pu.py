@@ -1,0 +1,146 @@
+"""``pu``: exact F-macro optimisation of the population (plug-in) objective (theory.md section 6).
+
+1. Calibrate the ranker's scores into probabilities eta_k on the fit split (:mod:`xmlthresh.calibration`:
+   per-label isotonic or Platt maps shrunk towards a pooled map, or the pooled map alone).
+2. On a target set of scored documents, build each label's expected counts: E tp_k(t) = sum of eta over the
+   documents scored >= t, E pred_k(t) = their number, E pos_k = sum of eta over all of them
+   (:mod:`xmlthresh.data.expected_counts`); with ``min_precision``, only cuts whose estimated precision
+   E tp / E pred reaches the floor remain (a label with none predicts nothing).
+3. Run the exact domain sweep on these fractional curves: ``lower_bound`` / ``upper_bound`` certify the
+   optimum of the plug-in objective F_beta(mean E tp/E pred, mean E tp/E pos) on the target set.
+
+``target='fit'`` (inductive): the target set is the fit split itself; the result is one score threshold per
+label, applied to any other split like every other rule. ``target='eval'`` (transductive, ``kind = "uses test
+scores"``): the calibration comes from the fit split, but the expectation is taken over the scores of the
+split being predicted -- no labels of that split are used -- the fair comparison with ``xcolumns_bca``.
+
+Labels without a positive in the fit split still get a threshold (from the pooled calibration). A label
+whose expected number of positives is 0 predicts nothing. The reported ``f_macro`` of a fit is always the
+empirical one, measured with the fit split's labels.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..calibration import CALIBRATIONS, ScoreCalibration
+from ..data.entries import label_entries
+from ..data.expected_counts import expected_candidates
+from ..data.objective import check_min_precision, choice_diagnostics, with_precision_floor
+from ..data.scores import ScoredSplit
+from ..metrics import f_beta
+from .base import ScoreStrategy, _warn_predict_all
+from .domain import turning_group_sweep
+from .registry import STRATEGIES
+
+TARGETS = ("fit", "eval")
+
+
+@STRATEGIES.register("pu")
+class PluginStrategy(ScoreStrategy):
+    """Certified optimum of the plug-in F-macro under calibrated probabilities (see module docstring)."""
+
+    certified = True
+
+    def __init__(self, beta: float = 1.0, calibration: str = "isotonic", shrinkage: float = 10.0,
+                 target: str = "fit", min_precision: float = 0.0) -> None:
+        super().__init__(beta=beta)
+        self.calibration = calibration
+        self.shrinkage = shrinkage
+        self.target = target
+        self.min_precision = min_precision
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return "uses test scores" if self.target == "eval" else "deterministic"
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.calibration not in CALIBRATIONS:
+            raise ValueError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got {self.calibration!r}")
+        if self.target not in TARGETS:
+            raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {self.target!r}")
+        if isinstance(self.shrinkage, bool) or not isinstance(self.shrinkage, (int, float)) \
+                or not 0 <= self.shrinkage < np.inf:
+            raise ValueError(f"shrinkage must be a finite number >= 0 (pseudo-positives), got {self.shrinkage!r}")
+        check_min_precision(self.min_precision)
+
+    # ------------------------------------------------------------------ fit / predict
+    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "PluginStrategy":
+        """Calibrate on ``split``; with ``target='fit'`` also choose the score thresholds on it."""
+        self._check_params()
+        self.include_predict_all_ = bool(include_predict_all)
+        self.calibration_ = ScoreCalibration(self.calibration, float(self.shrinkage)).fit(split)
+        self.info_: dict[str, Any] = {
+            "calibration": self.calibration, "target": self.target, "kind": self.kind,
+            "n_labels_pooled_only": self.calibration_.n_labels_pooled_only_,
+            "objective": "plug-in F-macro (expected counts under calibrated probabilities)"
+                         + (f", precision >= {float(self.min_precision):g}" if self.min_precision else ""),
+        }
+        solved = self._solve(split)
+        self.score_thresholds_ = solved["thresholds"]
+        self.info_.update(solved["info"])
+        self._set_fit_results(split)
+        self.lower_bound_, self.upper_bound_ = solved["lower"], solved["upper"]  # of the plug-in objective
+        return self
+
+    def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
+        return split.counts_at(self.thresholds_for(split))
+
+    def predict(self, split: ScoredSplit):
+        """0/1 predictions (documents x labels, CSR) on ``split`` (re-optimised on its scores if target=eval)."""
+        return split.predict(self.thresholds_for(split))
+
+    def thresholds_for(self, split: ScoredSplit) -> np.ndarray:
+        """The score thresholds applied to ``split``: the fitted ones, or (target='eval') the plug-in optimum
+        on ``split``'s own scores (its labels are not used); the bounds of that optimum go to ``info_``."""
+        if not hasattr(self, "calibration_"):
+            raise RuntimeError(f"{type(self).__name__} is not fitted yet; call fit first")
+        if self.target == "fit":
+            return self.score_thresholds_
+        solved = self._solve(split)
+        self.info_.update({f"eval_{key}": value for key, value in solved["info"].items()})
+        self.info_["eval_objective_lower_bound"] = solved["lower"]
+        self.info_["eval_objective_upper_bound"] = solved["upper"]
+        return solved["thresholds"]
+
+    # ------------------------------------------------------------------ internals
+    def _solve(self, split: ScoredSplit) -> dict[str, Any]:
+        """Plug-in optimum on ``split``'s scores: thresholds, certified bounds and diagnostics."""
+        entries = label_entries(split.scores)
+        eta = self.calibration_.transform_entries(entries)
+        expected = expected_candidates(entries, eta, self.calibration_.unscored_eta_, self.include_predict_all_)
+        floored = with_precision_floor(expected.candidates, check_min_precision(self.min_precision))
+        candidates = floored.candidates
+        thresholds = np.full(split.n_labels, np.inf)
+        info: dict[str, Any] = {"n_labels_no_expected_positive": int(np.count_nonzero(~expected.usable)),
+                                "n_plugin_candidates": int(candidates.n_candidates)}
+        if candidates.n_labels == 0:
+            return {"thresholds": thresholds, "lower": 0.0, "upper": 0.0, "info": info}
+        choice, upper, sweep_info = turning_group_sweep(candidates, float(self.beta))
+        threshold_of_candidate = _floored_thresholds(expected.threshold, expected.candidates, floored.candidates)
+        thresholds[expected.usable] = threshold_of_candidate[choice]
+        lower = float(f_beta(candidates.precision[choice].mean(), candidates.recall[choice].mean(), self.beta))
+        info.update(sweep_info)
+        info.update(choice_diagnostics(candidates, choice, floored))
+        info["expected_precision"] = float(candidates.precision[choice].mean())
+        info["expected_recall"] = float(candidates.recall[choice].mean())
+        _warn_predict_all(info, candidates.n_labels, type(self).__name__)
+        return {"thresholds": thresholds, "lower": lower, "upper": max(upper, lower), "info": info}
+
+
+def _floored_thresholds(threshold: np.ndarray, before, after) -> np.ndarray:
+    """The score threshold of every candidate that survived the floor (new "predict nothing" ones: +inf).
+
+    Candidates are identified within their label by (cut), which is unique per label."""
+    if after is before:
+        return threshold
+    stride = before.num_docs + 1
+    key_before = before.label_of.astype(np.int64) * stride + before.cut
+    key_after = after.label_of.astype(np.int64) * stride + after.cut
+    position = np.searchsorted(key_before, key_after)
+    position = np.minimum(position, len(key_before) - 1)
+    found = key_before[position] == key_after
+    return np.where(found & (after.cut > 0), threshold[position], np.inf)
