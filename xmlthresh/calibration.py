@@ -7,7 +7,9 @@ ranker's scores become estimates of it through a monotone map fitted on a labell
   non-decreasing step function;
 * ``platt`` -- per label, a logistic curve sigma(a s + b) fitted by Newton's method (vectorised over
   labels, ridge ``1e-6``), with Platt's target smoothing;
-* ``pooled`` -- one isotonic map fitted on every (score, y) pair of every label.
+* ``pooled`` -- one isotonic map fitted on every (score, y) pair of every label;
+* ``none`` -- the scores already are probabilities (a calibrated model, or the true eta of a synthetic
+  generator): they are used as they are and must lie in [0, 1].
 
 A label with few positives cannot support its own map, so the per-label maps are shrunk towards the pooled
 isotonic one: eta_k = w_k f_k + (1 - w_k) f_pooled with w_k = s_k / (s_k + ``shrinkage``) (s_k = the label's
@@ -30,7 +32,7 @@ import scipy.sparse as sp
 from .data.entries import LabelEntries, entry_truth, label_entries
 from .data.scores import ScoredSplit
 
-CALIBRATIONS = ("isotonic", "platt", "pooled")
+CALIBRATIONS = ("isotonic", "platt", "pooled", "none")
 
 
 class ScoreCalibration:
@@ -49,7 +51,11 @@ class ScoreCalibration:
         """Fit on a labelled split (its scores and labels)."""
         entries = label_entries(split.scores)
         truth = entry_truth(entries, split.labels)
-        if entries.score.size == 0 or np.ptp(entries.score) == 0:
+        if self.method == "none" and entries.score.size and not (0 <= entries.score.min()
+                                                                  and entries.score.max() <= 1):
+            raise ValueError(f"calibration='none' takes the scores as probabilities, but split {split.name!r} has "
+                             f"scores in [{entries.score.min():g}, {entries.score.max():g}]; choose isotonic or platt")
+        if self.method != "none" and (entries.score.size == 0 or np.ptp(entries.score) == 0):
             raise ValueError(f"cannot calibrate scores on split {split.name!r}: it has a single distinct score "
                              "(or none); a calibration needs scores that vary")
         positives = np.asarray(split.labels.sum(axis=0)).ravel().astype(np.float64)
@@ -72,7 +78,7 @@ class ScoreCalibration:
         elif self.method == "platt":
             self.platt_a_, self.platt_b_ = _platt_per_label(entries.label_of, entries.score, truth, n,
                                                              per_label_positive, counts.astype(np.float64))
-        else:
+        else:  # pooled, or none (the pooled map is then unused)
             self.weight_ = np.zeros(n)
         # unscored probability (sparse top-k): positives outside the scored entries, per label and pooled
         unscored = split.n_docs - counts
@@ -92,6 +98,8 @@ class ScoreCalibration:
         """eta of every entry (same order as ``entries.score``)."""
         if entries.n_labels != self.n_labels_:
             raise ValueError(f"calibration fitted on {self.n_labels_} labels, got {entries.n_labels}")
+        if self.method == "none":
+            return np.clip(entries.score, 0.0, 1.0)
         pooled = _step_eval(self.pooled_x_, self.pooled_y_, entries.score)
         if self.method == "isotonic":
             own = _per_label_step_eval(self.iso_ptr_, self.iso_x_, self.iso_y_, entries.label_ptr, entries.score)

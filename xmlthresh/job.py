@@ -256,7 +256,9 @@ def summary(result: Mapping[str, Any]) -> str:
             fixed = result.get(f"{prefix}fixed_point_exists")
             fixed_text = "" if fixed is None else ("; fixed point of V: yes" if fixed else "; fixed point of V: none")
             low, up = result[f"{prefix}lower_bound"], result[f"{prefix}upper_bound"]
-            lines.append(f"  {label}: {low:.7f} <= optimum <= {up:.7f} (gap {up - low:.2e}){fixed_text}")
+            objective = result.get(f"{prefix}objective")
+            of = f" [{objective}]" if objective and objective != "empirical F-macro" else ""
+            lines.append(f"  {label}{of}: {low:.7f} <= optimum <= {up:.7f} (gap {up - low:.2e}){fixed_text}")
     if result.get("n_labels_dropped"):
         lines.append(f"  {result['n_labels_dropped']} label(s) without relevant documents excluded")
     if "ranker" in result:

@@ -8,7 +8,9 @@ optimiser sees it, so every strategy (and its certified bounds) works unchanged 
 * :func:`smoothed` -- Beta-binomial shrinkage of each cut's precision towards the label's prior
   pi_k = s_k / m: p~ = (tp + a pi_k) / (cut + a), ``a`` pseudo-documents (the posterior mean of the
   precision under a Beta(a pi_k, a (1 - pi_k)) prior). Recall is unchanged. A cut that wins on one or two
-  documents no longer looks perfect. Cut 0 ("predict nothing") keeps p = 0.
+  documents no longer looks perfect. Cut 0 ("predict nothing") keeps p = 0. Smoothing re-scores the
+  candidate cuts of the empirical problem (just after a relevant document, or predict all); it never makes
+  a cut that found no relevant document a candidate.
 * :func:`with_precision_floor` -- only candidates whose (estimated) precision is at least ``floor`` remain;
   a label with none gets one explicit "predict nothing" candidate (cut 0, p = r = 0). The lower bound on
   precision is the class of threshold rules in which the empirical optimum is consistent (reference work,

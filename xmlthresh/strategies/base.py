@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 
 #: warn when more than this share of the labels predicts every document at the chosen cuts
 PREDICT_ALL_WARNING_SHARE = 0.5
+#: ... among at least this many labels (a share of a handful of labels says nothing)
+PREDICT_ALL_WARNING_MIN_LABELS = 10
 
 
 def tiny_scored_split() -> ScoredSplit:
@@ -221,7 +223,7 @@ class ThresholdStrategy(BaseStrategy):
 def _warn_predict_all(info: dict[str, Any], n_labels: int, name: str) -> None:
     """A warning when more than half of the labels predict every document (WikiLSHTC's optimum does)."""
     count = info.get("n_labels_predict_all", 0)
-    if n_labels and count > PREDICT_ALL_WARNING_SHARE * n_labels:
+    if n_labels >= PREDICT_ALL_WARNING_MIN_LABELS and count > PREDICT_ALL_WARNING_SHARE * n_labels:
         log.warning("%s: %d of %d labels (%.0f %%) predict every document at the chosen thresholds; such rules "
                     "rarely transfer (consider min_precision)", name, count, n_labels, 100.0 * count / n_labels)
 
