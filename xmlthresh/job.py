@@ -154,6 +154,7 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
     log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
     evaluation = fit_and_evaluate(strategy, data, protocol=protocol, seed=seed,
                                   include_predict_all=bool(dataset_cfg.get("include_predict_all", True)))
+    evaluation.update(population_metrics(dataset, data, strategy, beta))
     thresholds_path = run_dir / "thresholds.csv"
     write_text_atomic(thresholds_path, thresholds_table(strategy, _label_ids(data)).to_csv(index=False))
     tracker.log_artifact(thresholds_path)
@@ -167,6 +168,25 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
         for path in save_run_plots(strategy.fit_lists_, strategy, beta, run_dir):
             tracker.log_artifact(path)
     return {**base, **evaluation, "warmup_seconds": warmup_seconds}
+
+
+def population_metrics(dataset: Any, data: Any, strategy: BaseStrategy, beta: float) -> dict[str, Any]:
+    """For a data set whose generative model is known in closed form (``dataset.population()``, e.g. dense
+    ``synthetic_xmc``): the population F-macro of the fitted score thresholds, the population optimum and
+    the regret. Empty for other data sets and for rules without per-label score thresholds."""
+    population = dataset.population() if callable(getattr(dataset, "population", None)) else None
+    if population is None or not isinstance(data, ScoreData):
+        return {}
+    if hasattr(strategy, "thresholds_for"):  # a transductive rule: the thresholds it applies to the eval split
+        thresholds = strategy.thresholds_for(data.splits["test"])
+    elif hasattr(strategy, "score_thresholds_"):
+        thresholds = strategy.score_thresholds_
+    else:
+        return {}
+    best = population.optimum(beta)
+    value = population.f_macro(thresholds, beta)
+    return {"population_f_macro": value, "population_optimum": best["f_macro"],
+            "population_upper_bound": best["upper_bound"], "population_regret": best["f_macro"] - value}
 
 
 def _parallelism(context: Mapping[str, Any]) -> dict[str, Any]:

@@ -270,3 +270,16 @@ class SyntheticXMC(Dataset):
             top_k=self.top_k, n_distractors=self.n_distractors, distractor_popularity=self.distractor_popularity,
             seed=self.seed, name=self.name,
         )
+
+    def population(self):
+        """The closed-form population model (:class:`xmlthresh.population.XmcPopulation`) of dense scores;
+        None for top-k scores (the top-k selection couples labels: no closed form)."""
+        if self.top_k is not None:
+            return None
+        from ..population import XmcPopulation, xmc_label_prior
+
+        prior = xmc_label_prior(int(self.n_labels), float(self.labels_per_doc), float(self.zipf_exponent),
+                                int(self.seed))
+        if self.first_n_labels is not None:
+            prior = prior[: int(self.first_n_labels)]
+        return XmcPopulation(prior, float(self.signal))
