@@ -138,7 +138,8 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
         data_info = {"ranker": ranker_name, **data.info}
         tracker.log_params({"ranker": ranker_name, **flatten(ranker_cfg, "ranker.")})
 
-    base = {"strategy": strategy_name, "kind": strategy.kind, "dataset": dataset.name, "beta": beta,
+    base = {"strategy": strategy_name, "variant": strategy_variant(strategy_name, strategy), "kind": strategy.kind,
+            "dataset": dataset.name, "beta": beta,
             "protocol": protocol, "seed": seed, "load_seconds": load_seconds, **data_info, **base}
     skipped, reason = strategy.skip(data)
     if skipped:
@@ -152,9 +153,11 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
         strategy.warm_up()
         warmup_seconds = time.perf_counter() - started
     log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
-    evaluation = fit_and_evaluate(strategy, data, protocol=protocol, seed=seed,
-                                  include_predict_all=bool(dataset_cfg.get("include_predict_all", True)))
+    include_predict_all = bool(dataset_cfg.get("include_predict_all", True))
+    evaluation = fit_and_evaluate(strategy, data, protocol=protocol, seed=seed, include_predict_all=include_predict_all)
     evaluation.update(population_metrics(dataset, data, strategy, beta))
+    if cfg.get("ceiling", False) and isinstance(data, ScoreData) and protocol != "oracle":
+        evaluation["ceiling_f_macro"] = ceiling_f_macro(data.splits["test"], beta, include_predict_all)
     thresholds_path = run_dir / "thresholds.csv"
     write_text_atomic(thresholds_path, thresholds_table(strategy, _label_ids(data)).to_csv(index=False))
     tracker.log_artifact(thresholds_path)
@@ -168,6 +171,24 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
         for path in save_run_plots(strategy.fit_lists_, strategy, beta, run_dir):
             tracker.log_artifact(path)
     return {**base, **evaluation, "warmup_seconds": warmup_seconds}
+
+
+def ceiling_f_macro(split: Any, beta: float, include_predict_all: bool = True) -> float:
+    """The transfer study's ceiling: F-macro of ``domain`` fitted on the evaluation split itself (its labels
+    included) -- what no rule fitted elsewhere can beat on that split."""
+    from .strategies.domain import DomainStrategy
+
+    return float(DomainStrategy(beta=beta).fit_scores(split, include_predict_all=include_predict_all).f_macro_)
+
+
+def strategy_variant(name: str, strategy: BaseStrategy) -> str:
+    """The strategy's name with the parameters that differ from its defaults (beta aside), e.g.
+    ``domain(smoothing=5.0)``: the label that tells variants of one strategy apart in a study."""
+    defaults = {key: parameter.default for key, parameter in inspect.signature(type(strategy).__init__).parameters.items()
+                if parameter.default is not inspect.Parameter.empty}
+    changed = {key: value for key, value in strategy.get_params(deep=False).items()
+               if key != "beta" and key in defaults and value != defaults[key]}
+    return f"{name}({', '.join(f'{key}={value}' for key, value in sorted(changed.items()))})" if changed else name
 
 
 def population_metrics(dataset: Any, data: Any, strategy: BaseStrategy, beta: float) -> dict[str, Any]:

@@ -71,7 +71,8 @@ def _score_data(strategy, data: ScoreData, protocol: str, include_predict_all: b
     metrics = strategy.evaluate_scores(test)
     result = _holdout_result(strategy, metrics, protocol, n_labels=int((test.n_relevant > 0).sum()),
                              n_docs=int(test.n_docs))
-    return {**result, "fit_split": "validation", "eval_split": "test", "fit_seconds": seconds}
+    return {**result, "fit_split": "validation", "eval_split": "test", "fit_n_docs": int(data.splits["validation"].n_docs),
+            "fit_seconds": seconds}
 
 
 def _timed(fit, *args, **kwargs) -> float:

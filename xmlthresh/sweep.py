@@ -108,6 +108,13 @@ class MlflowSweepCallback(Callback):
                          metrics=list(report.get("metrics", []) or []))
         paths = write_report(runs, sweep_dir / "report", reference=report.get("reference", "domain"),
                              title=report.get("title", "xmlthresh sweep"))
+        study = report.get("kind")
+        if study:  # a study preset: its own report (from the jobs' result.json files) beside the comparison
+            from .studies import write_study_report
+
+            study_paths = write_study_report(str(study), sweep_dir)
+            print(study_paths["markdown"].read_text())
+            paths.update({f"{study}_{key}": value for key, value in study_paths.items()})
         for path in paths.values():
             client.log_artifact(parent, str(path))
         print(paths["markdown"].read_text())
