@@ -10,7 +10,11 @@
    optimum of the plug-in objective F_beta(mean E tp/E pred, mean E tp/E pos) on the target set.
 
 ``target='fit'`` (inductive): the target set is the fit split itself; the result is one score threshold per
-label, applied to any other split like every other rule. ``target='eval'`` (transductive, ``kind = "uses test
+label, applied to any other split like every other rule. Its probabilities are **cross-fitted**
+(``calibration_folds``, default 5): each document's eta comes from a calibration fitted on the other folds,
+so the expected counts of the fit split do not reuse its own labels (an isotonic map fitted and evaluated on
+the same documents reproduces their labels at the top of the list: the empirical overfit again). Folds are
+drawn with ``seed``. ``target='eval'`` (transductive, ``kind = "uses test
 scores"``): the calibration comes from the fit split, but the expectation is taken over the scores of the
 split being predicted -- no labels of that split are used -- the fair comparison with ``xcolumns_bca``.
 
@@ -26,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..calibration import CALIBRATIONS, ScoreCalibration
-from ..data.entries import label_entries
+from ..data.entries import LabelEntries, label_entries
 from ..data.expected_counts import expected_candidates
 from ..data.objective import check_min_precision, choice_diagnostics, with_precision_floor
 from ..data.scores import ScoredSplit
@@ -45,9 +49,11 @@ class PluginStrategy(ScoreStrategy):
     certified = True
 
     def __init__(self, beta: float = 1.0, calibration: str = "isotonic", shrinkage: float = 10.0,
-                 target: str = "fit", min_precision: float = 0.0) -> None:
+                 target: str = "fit", min_precision: float = 0.0, calibration_folds: int = 5, seed: int = 0) -> None:
         super().__init__(beta=beta)
         self.calibration = calibration
+        self.calibration_folds = calibration_folds
+        self.seed = seed
         self.shrinkage = shrinkage
         self.target = target
         self.min_precision = min_precision
@@ -66,6 +72,11 @@ class PluginStrategy(ScoreStrategy):
                 or not 0 <= self.shrinkage < np.inf:
             raise ValueError(f"shrinkage must be a finite number >= 0 (pseudo-positives), got {self.shrinkage!r}")
         check_min_precision(self.min_precision)
+        folds = self.calibration_folds
+        if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 0 or folds == 1:
+            raise ValueError(f"calibration_folds must be 0 (no cross-fitting) or an integer >= 2, got {folds!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
+            raise ValueError(f"seed must be an integer, got {self.seed!r}")
 
     # ------------------------------------------------------------------ fit / predict
     def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "PluginStrategy":
@@ -79,7 +90,7 @@ class PluginStrategy(ScoreStrategy):
             "objective": "plug-in F-macro (expected counts under calibrated probabilities)"
                          + (f", precision >= {float(self.min_precision):g}" if self.min_precision else ""),
         }
-        solved = self._solve(split)
+        solved = self._solve(split, eta=self._cross_fitted_eta(split) if self.target == "fit" else None)
         self.score_thresholds_ = solved["thresholds"]
         self.info_.update(solved["info"])
         self._set_fit_results(split)
@@ -107,10 +118,41 @@ class PluginStrategy(ScoreStrategy):
         return solved["thresholds"]
 
     # ------------------------------------------------------------------ internals
-    def _solve(self, split: ScoredSplit) -> dict[str, Any]:
-        """Plug-in optimum on ``split``'s scores: thresholds, certified bounds and diagnostics."""
+    def _cross_fitted_eta(self, split: ScoredSplit) -> np.ndarray | None:
+        """eta of every scored entry of ``split`` from calibrations fitted on the other folds of its documents
+        (None without cross-fitting, or when the split is too small for the folds)."""
+        folds = int(self.calibration_folds)
+        if folds < 2 or split.n_docs < 2 * folds:
+            self.info_["calibration_cross_fitted"] = False
+            return None
+        fold_of_doc = np.random.default_rng(int(self.seed)).permutation(split.n_docs) % folds
         entries = label_entries(split.scores)
-        eta = self.calibration_.transform_entries(entries)
+        entry_fold = fold_of_doc[entries.doc]
+        eta = np.empty(len(entries.score))
+        fallback = 0
+        labels = split.labels.tocsr()
+        for fold in range(folds):
+            train_rows = np.flatnonzero(fold_of_doc != fold)
+            part = ScoredSplit(split.scores[train_rows], labels[train_rows], name=f"{split.name}/fold{fold}")
+            try:
+                calibration = ScoreCalibration(self.calibration, float(self.shrinkage)).fit(part)
+            except ValueError:  # the other folds alone cannot be calibrated: use the whole split's map
+                calibration, fallback = self.calibration_, fallback + 1
+            selected = entry_fold == fold
+            sub = LabelEntries(np.r_[0, np.cumsum(np.bincount(entries.label_of[selected],
+                                                              minlength=entries.n_labels))].astype(np.int64),
+                               entries.doc[selected], entries.score[selected], entries.n_docs)
+            eta[selected] = calibration.transform_entries(sub)
+        self.info_["calibration_cross_fitted"] = True
+        self.info_["calibration_fold_fallbacks"] = fallback
+        return eta
+
+    def _solve(self, split: ScoredSplit, eta: np.ndarray | None = None) -> dict[str, Any]:
+        """Plug-in optimum on ``split``'s scores (with the given eta of its entries, else the fitted
+        calibration's): thresholds, certified bounds and diagnostics."""
+        entries = label_entries(split.scores)
+        if eta is None:
+            eta = self.calibration_.transform_entries(entries)
         expected = expected_candidates(entries, eta, self.calibration_.unscored_eta_, self.include_predict_all_)
         floored = with_precision_floor(expected.candidates, check_min_precision(self.min_precision))
         candidates = floored.candidates
