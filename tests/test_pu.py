@@ -182,3 +182,22 @@ def test_unscored_probability_of_sparse_scores():
     cal = ScoreCalibration("isotonic", shrinkage=0.0).fit(ScoredSplit(scores, labels))
     assert cal.unscored_eta_[0] == pytest.approx(1 / 3)
     assert cal.unscored_eta_[1] == pytest.approx(0.0)
+
+
+def test_cross_fitted_calibration_follows_the_seed():
+    rng = np.random.default_rng(6)
+    fit = _split(rng, m=400)
+    a = PU(seed=0).fit_scores(fit)
+    b = PU(seed=0).fit_scores(fit)
+    c = PU(seed=1).fit_scores(fit)
+    assert a.info_["calibration_cross_fitted"]
+    assert np.array_equal(a.score_thresholds_, b.score_thresholds_)
+    assert a.lower_bound_ != c.lower_bound_  # other folds, other out-of-fold probabilities
+    plain = PU(calibration_folds=0).fit_scores(fit)
+    assert not plain.info_["calibration_cross_fitted"]
+
+
+@pytest.mark.parametrize("folds", [1, -2, 2.5, True])
+def test_bad_calibration_folds(folds):
+    with pytest.raises(ValueError, match="calibration_folds"):
+        PU(calibration_folds=folds).fit_scores(_split(np.random.default_rng(0)))
