@@ -182,12 +182,12 @@ def ceiling_f_macro(split: Any, beta: float, include_predict_all: bool = True) -
 
 
 def strategy_variant(name: str, strategy: BaseStrategy) -> str:
-    """The strategy's name with the parameters that differ from its defaults (beta aside), e.g.
+    """The strategy's name with the parameters that differ from its defaults (beta and seed aside), e.g.
     ``domain(smoothing=5.0)``: the label that tells variants of one strategy apart in a study."""
     defaults = {key: parameter.default for key, parameter in inspect.signature(type(strategy).__init__).parameters.items()
                 if parameter.default is not inspect.Parameter.empty}
     changed = {key: value for key, value in strategy.get_params(deep=False).items()
-               if key != "beta" and key in defaults and value != defaults[key]}
+               if key not in ("beta", "seed") and key in defaults and value != defaults[key]}
     return f"{name}({', '.join(f'{key}={value}' for key, value in sorted(changed.items()))})" if changed else name
 
 
