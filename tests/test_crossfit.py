@@ -96,6 +96,7 @@ def test_crossfit_run_fits_the_ranker_folds_plus_one_times_for_a_whole_strategy_
     result = results["domain"]
     assert result["protocol"] == "crossfit" and result["folds"] == 4 and result["fit_split"] == "out_of_fold"
     assert result["fit_n_docs"] == 160 and result["n_docs"] == 80 and result["ranker_train_docs"] == 160
+    assert result["seeds"] == {"run": 0, "dataset_split": 0, "ranker": 0, "folds": 0}
     assert result["fit_lower_bound"] <= result["fit_f_macro"] + 1e-12 <= result["fit_upper_bound"] + 1e-12
     assert results["independent"]["scores_from_cache"] is False and results["scut"]["scores_from_cache"] is True
     written = json.loads((toy_mulan / "domain" / "result.json").read_text())
@@ -153,4 +154,5 @@ def test_crossfit_on_an_xmlrepo_set_with_sparse_features(tmp_path, monkeypatch):
     result = run_job(cfg, tmp_path / "run")
     assert result["fit_split"] == "out_of_fold" and result["fit_n_docs"] == 150 and result["n_docs"] == 50
     assert result["out_of_fold"]["fold_sizes"] == [50, 50, 50]
+    assert result["seeds"] == {"run": 1, "dataset_split": 1, "folds": 2}  # knn has no random_state
     assert result["fit_lower_bound"] <= result["fit_upper_bound"] + 1e-12

@@ -22,6 +22,7 @@ from .datasets import DATASETS
 from .files import write_json_atomic, write_text_atomic
 from .plugins import load_plugins
 from .protocols import ProtocolSpec, fit_and_evaluate, protocol_spec
+from .seeds import loader_seeds, seeds_used
 from .strategies import STRATEGIES, BaseStrategy
 from .sweep import mark_resumed, parent_run_id
 from .tracking import (CONFIG_HASH_TAG, config_hash, finished_run_with_hash, flatten, git_commit, numeric_metrics,
@@ -137,13 +138,17 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
     data = dataset.load()
     load_seconds = time.perf_counter() - started
     data_info: dict[str, Any] = {}
-    if isinstance(data, MultiLabelData):
+    split_seeds = loader_seeds(data, dataset)
+    ranked_here = isinstance(data, MultiLabelData)
+    if ranked_here:
         data, ranker_name = _rank(data, ranker_cfg, seed, spec)
         data_info = {"ranker": ranker_name, **data.info}
         tracker.log_params({"ranker": ranker_name, **flatten(ranker_cfg, "ranker.")})
+    seeds = seeds_used(seed, split_seeds, data, spec, ranked_here, strategy.get_params())
+    tracker.log_params(flatten(seeds, "seeds."))
 
     base = {"strategy": strategy_name, "kind": strategy.kind, "dataset": dataset.name, "beta": beta,
-            "protocol": protocol, **spec.params(), "seed": seed, "load_seconds": load_seconds,
+            "protocol": protocol, **spec.params(), "seed": seed, "seeds": seeds, "load_seconds": load_seconds,
             **data_info, **base}
     skipped, reason = strategy.skip(data)
     if skipped:
