@@ -34,3 +34,23 @@ def data_dir_with(relpath: str) -> Path | None:
         if (candidate / relpath).is_file():
             return candidate
     return None
+
+
+def write_mulan_set(data: Path, name: str, n_train: int = 160, n_test: int = 80, n_labels: int = 6,
+                    n_features: int = 8, seed: int = 0) -> Path:
+    """A small dense Mulan data set (``<name>.xml``, ``<name>-train.arff``, ``<name>-test.arff``) under ``data``,
+    drawn from scikit-learn's multi-label generator: a feature data set for end-to-end runs without real data."""
+    from sklearn.datasets import make_multilabel_classification
+
+    X, Y = make_multilabel_classification(n_samples=n_train + n_test, n_features=n_features, n_classes=n_labels,
+                                          n_labels=2, allow_unlabeled=False, random_state=seed)
+    header = (f"@relation {name}\n" + "".join(f"@attribute f{j} numeric\n" for j in range(n_features))
+              + "".join(f"@attribute L{k} {{0,1}}\n" for k in range(n_labels)) + "@data\n")
+    rows = [",".join([*(f"{v:g}" for v in x), *(str(int(v)) for v in y)]) for x, y in zip(X, Y)]
+    folder = data / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.xml").write_text("<labels>" + "".join(f'<label name="L{k}"/>' for k in range(n_labels))
+                                        + "</labels>")
+    (folder / f"{name}-train.arff").write_text(header + "\n".join(rows[:n_train]) + "\n")
+    (folder / f"{name}-test.arff").write_text(header + "\n".join(rows[n_train:]) + "\n")
+    return folder

@@ -94,3 +94,18 @@ def test_every_config_option_composes(strategy, dataset):
         cfg = compose(config_name="config", overrides=[f"strategy={strategy}", f"dataset={dataset}"])
     assert cfg.strategy.name == strategy
     assert cfg.dataset.loader in ("synthetic", "ranked_lists")
+
+
+PRESETS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "conf" / "experiment").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_experiment_preset_composes_with_a_protocol_group_option(preset):
+    """protocol is a config group: presets select it in their defaults or sweep over its options."""
+    register_resolvers()
+    with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"experiment={preset}"], return_hydra_config=True)
+    assert cfg.protocol.name in ("oracle", "holdout", "crossfit")
+    swept = cfg.hydra.sweeper.params.get("protocol") if cfg.hydra.sweeper.get("params") else None
+    options = {p.stem for p in (Path(__file__).resolve().parents[1] / "conf" / "protocol").glob("*.yaml")}
+    assert swept is None or set(str(swept).split(",")) <= options

@@ -21,7 +21,8 @@ from .data.ranked_lists import RankedLists
 from .datasets import DATASETS
 from .files import write_json_atomic, write_text_atomic
 from .plugins import load_plugins
-from .protocols import fit_and_evaluate
+from .protocols import ProtocolSpec, fit_and_evaluate, protocol_spec
+from .seeds import loader_seeds, seeds_used
 from .strategies import STRATEGIES, BaseStrategy
 from .sweep import mark_resumed, parent_run_id
 from .tracking import (CONFIG_HASH_TAG, config_hash, finished_run_with_hash, flatten, git_commit, numeric_metrics,
@@ -33,7 +34,7 @@ log = logging.getLogger(__name__)
 TASKS = ("thresholds", "cde")
 
 #: result fields that are settings, not measurements (logged as params, not metrics)
-_NOT_METRICS = ("beta", "include_predict_all", "seed")
+_NOT_METRICS = ("beta", "include_predict_all", "seed", "folds")
 
 
 class ConfigError(ValueError):
@@ -104,7 +105,9 @@ def _run_name(cfg: Mapping[str, Any], task: str) -> str:
     if task == "cde":
         return f"{cfg['estimator']['name']}-{cfg['cde_dataset']['name']}"
     dataset = cfg["dataset"].get("name") or cfg["dataset"]["loader"]
-    return f"{cfg['strategy']['name']}-{dataset}-{cfg.get('protocol', 'oracle')}"
+    protocol = cfg.get("protocol") or "oracle"
+    protocol = protocol.get("name", "?") if isinstance(protocol, Mapping) else protocol
+    return f"{cfg['strategy']['name']}-{dataset}-{protocol}"
 
 
 def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict[str, Any],
@@ -116,8 +119,9 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
     strategy_name = strategy_cfg.pop("name")
     loader = dataset_cfg.pop("loader")
     beta = float(cfg.get("beta", 1.0))
-    protocol = str(cfg.get("protocol", "oracle"))
-    seed = int(cfg.get("seed", 0))
+    seed = _run_seed(cfg.get("seed", 0))
+    spec = protocol_spec(cfg.get("protocol"), run_seed=seed)
+    protocol = spec.name
     # built inside the run: a configuration error is a FAILED run with its message, like any other
     dataset = build(DATASETS.get(loader), dataset_cfg, f"dataset loader {loader!r}")
     strategy: BaseStrategy = build(STRATEGIES.get(strategy_name), {"beta": beta, **strategy_cfg},
@@ -125,7 +129,8 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
     strategy._check_params()
     tracker.log_params(
         {"strategy": strategy_name, "kind": strategy.kind, "dataset": dataset.name, "beta": beta,
-         "protocol": protocol, "seed": seed, **flatten(strategy.get_params(), "strategy."), **flatten(dataset_cfg, "dataset."),
+         "protocol": protocol, "seed": seed, **flatten(spec.params(), "protocol."),
+         **flatten(strategy.get_params(), "strategy."), **flatten(dataset_cfg, "dataset."),
          "dataset.loader": loader, **parallelism}
     )
 
@@ -133,14 +138,18 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
     data = dataset.load()
     load_seconds = time.perf_counter() - started
     data_info: dict[str, Any] = {}
-    if isinstance(data, MultiLabelData):
-        data, ranker_name = _rank(data, ranker_cfg, seed)
+    split_seeds = loader_seeds(data, dataset)
+    ranked_here = isinstance(data, MultiLabelData)
+    if ranked_here:
+        data, ranker_name = _rank(data, ranker_cfg, seed, spec)
         data_info = {"ranker": ranker_name, **data.info}
         tracker.log_params({"ranker": ranker_name, **flatten(ranker_cfg, "ranker.")})
+    seeds = seeds_used(seed, split_seeds, data, spec, ranked_here, strategy.get_params())
+    tracker.log_params(flatten(seeds, "seeds."))
 
     base = {"strategy": strategy_name, "variant": strategy_variant(strategy_name, strategy), "kind": strategy.kind,
-            "dataset": dataset.name, "beta": beta,
-            "protocol": protocol, "seed": seed, "load_seconds": load_seconds, **data_info, **base}
+            "dataset": dataset.name, "beta": beta, "protocol": protocol, **spec.params(), "seed": seed, "seeds": seeds,
+            "load_seconds": load_seconds, **data_info, **base}
     skipped, reason = strategy.skip(data)
     if skipped:
         log.warning("skipped: %s", reason)
@@ -154,7 +163,7 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
         warmup_seconds = time.perf_counter() - started
     log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
     include_predict_all = bool(dataset_cfg.get("include_predict_all", True))
-    evaluation = fit_and_evaluate(strategy, data, protocol=protocol, seed=seed, include_predict_all=include_predict_all)
+    evaluation = fit_and_evaluate(strategy, data, protocol=spec, include_predict_all=include_predict_all)
     evaluation.update(population_metrics(dataset, data, strategy, beta))
     if cfg.get("ceiling", False) and isinstance(data, ScoreData) and protocol != "oracle":
         evaluation["ceiling_f_macro"] = ceiling_f_macro(data.splits["test"], beta, include_predict_all)
@@ -243,16 +252,26 @@ def _resumed(run_id: str, run_dir: Path, context: Mapping[str, Any], uri: str | 
     return result
 
 
-def _rank(data: MultiLabelData, ranker_cfg: dict, seed: int) -> tuple[ScoreData, str]:
-    """Scores of a first-stage ranker for a feature data set (cached by the ranker layer)."""
+def _run_seed(value: Any) -> int:
+    """The top-level seed, strictly an integer (``seed=1.5`` or ``seed=true`` is an error, not truncated)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ConfigError(f"seed must be an integer, got {value!r} ({type(value).__name__})")
+    return int(value)
+
+
+def _rank(data: MultiLabelData, ranker_cfg: dict, seed: int, spec: ProtocolSpec) -> tuple[ScoreData, str]:
+    """Scores of a first-stage ranker for a feature data set (cached by the ranker layer): fitted on train
+    (validation and test scored), or under crossfit out-of-fold scores of train ∪ validation and a refit."""
     try:
-        from .rankers.scoring import ranker_scores
+        from .rankers import crossfit_scores, ranker_scores
     except ImportError as exc:  # pragma: no cover - only without the rankers package
         raise ConfigError(f"data set {data.name!r} has features and needs a ranker, but rankers are unavailable: {exc}")
     params = dict(ranker_cfg)
     name = params.pop("name", None)
     if not name:
         raise ConfigError(f"data set {data.name!r} has features: choose a first-stage ranker, e.g. ranker=br_logreg")
+    if spec.name == "crossfit":
+        return crossfit_scores(data, name, params, seed, folds=spec.folds, fold_seed=spec.seed), name
     return ranker_scores(data, name, params, seed), name
 
 
@@ -286,7 +305,7 @@ def summary(result: Mapping[str, Any]) -> str:
         return f"{head}\n  skipped: {result['skip_reason']}"
     if result.get("resumed_from"):
         head += f" [already done: run {result['resumed_from']}]"
-    where = " on the eval split" if result["protocol"] == "holdout" else ""
+    where = " on the eval split" if result["protocol"] in ("holdout", "crossfit") else ""
     lines = [
         f"{head} ({result['n_labels']} labels, {result['n_docs']} documents{where})",
         f"  F-macro {result['f_macro']:.7f} (P {result['precision']:.6f}, R {result['recall']:.6f})  "

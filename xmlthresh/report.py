@@ -3,9 +3,9 @@
 Reads the MLflow store and writes, for a sweep (its parent run) or a whole experiment, one comparison table
 with rows dataset x strategy (x protocol) and columns F-macro, macro-F, bounds, gap and seconds -- as
 markdown, CSV and a self-contained HTML page with the plots embedded. Runs that differ only in ``seed``
-are repetitions: the table shows their mean with a standard error, and, per data set, the paired
-difference of every strategy to a reference strategy (same data set, protocol and seed) with its standard
-error.
+are repetitions (also in the seeds that follow it, such as ``dataset.seed`` or ``seeds.*``): the table shows
+their mean with a standard error, and, per data set, the paired difference of every strategy to a reference
+strategy (same data set, protocol and seed) with its standard error.
 
     python -m xmlthresh.report                       # the latest sweep of the default store
     python -m xmlthresh.report --sweep <parent id>   # one sweep
@@ -37,6 +37,13 @@ CDE_METRICS = ["rel_loss_direct", "rel_loss_direct_se", "rel_loss_approx", "rel_
 
 #: params that describe the machine or the bookkeeping, never a dimension of a comparison
 _NOT_KEYS = ("seed", "launcher", "threads.numba", "threads.blas", "strategy.beta", "kind")
+
+
+def _is_seed(param: str) -> bool:
+    """Seeds are repetitions, never a dimension of a comparison: ``seed``, every option's own seed
+    (``dataset.seed``, ``protocol.seed``, ``strategy.seed``, which default to ``${seed}``) and the ``seeds.*``
+    record of what each random choice used."""
+    return param == "seed" or param.endswith(".seed") or param.startswith("seeds.")
 
 
 def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str | None = None,
@@ -73,7 +80,7 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
         runs = runs[runs["tags.xmlthresh.sweep"].isna()]
     swept = [column[len("params."):] for column in runs.columns
              if column.startswith("params.") and column[len("params."):] not in KEYS + list(_NOT_KEYS)
-             and _varies(runs, column)]
+             and not _is_seed(column[len("params."):]) and _varies(runs, column)]
     table = pd.DataFrame({key: runs.get(f"params.{key}") for key in KEYS + sorted(swept) + ["seed"]})
     if "params.kind" in runs:  # deterministic / randomized / uses test scores: part of a fair comparison
         table.insert(3, "kind", runs["params.kind"].fillna("deterministic"))

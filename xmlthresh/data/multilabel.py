@@ -77,6 +77,28 @@ class MultiLabelData:
     def n_features(self) -> int:
         return next(iter(self.X.values())).shape[1]
 
+    def training_union(self) -> "MultiLabelData":
+        """The data with ``train`` and ``validation`` joined into one ``train`` split (train rows first, then
+        the validation rows); ``test`` is unchanged. Cross-fitting uses all training documents this way,
+        whether the loader carved the validation split (Mulan, xmlrepo) or read it (HMC)."""
+        if "train" not in self.X:
+            raise MultiLabelDataError(f"{self.name}: no 'train' split to join, got {sorted(self.X)}")
+        if "validation" not in self.X:
+            return self
+        parts = ("train", "validation")
+        features = [self.X[split] for split in parts]
+        if any(sp.issparse(X) for X in features):
+            X_train = sp.vstack([sp.csr_matrix(X) for X in features], format="csr")
+        else:
+            X_train = np.vstack(features)
+        Y_train = sp.vstack([sp.csr_matrix(self.Y[split]) for split in parts], format="csr")
+        X = {split: X for split, X in self.X.items() if split not in parts}
+        Y = {split: Y for split, Y in self.Y.items() if split not in parts}
+        return MultiLabelData(name=self.name, X={"train": X_train, **X}, Y={"train": Y_train, **Y},
+                              label_names=self.label_names, feature_names=self.feature_names,
+                              info={**self.info, "training_union": {split: int(self.Y[split].shape[0])
+                                                                    for split in parts}})
+
 
 @dataclass(frozen=True)
 class ScoreData:

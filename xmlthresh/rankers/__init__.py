@@ -3,11 +3,13 @@
 ``ranker_scores(data, ranker_name, params, seed)`` fits a ranker on the train split of a
 :class:`~xmlthresh.data.multilabel.MultiLabelData` and returns the (cached) scores of validation and test as
 :class:`~xmlthresh.data.multilabel.ScoreData`. Rankers with a missing optional dependency stay registered and
-are listed by ``unavailable_rankers()``.
+are listed by ``unavailable_rankers()``. ``crossfit_scores(data, ranker_name, params, seed, folds, fold_seed)``
+gives out-of-fold scores of every training document instead (``protocol=crossfit``).
 """
 
 from . import br_logreg, knn, mlknn  # noqa: F401  (registration side effect)
 from .base import Ranker, RankerUnavailableError
+from .crossfit import crossfit_scores, out_of_fold_scores
 from .quality import precision_at_k, ranking_loss
 from .registry import RANKERS, available_rankers, unavailable_rankers
 from .scoring import make_ranker, ranker_quality, ranker_scores
@@ -17,7 +19,9 @@ __all__ = [
     "Ranker",
     "RankerUnavailableError",
     "available_rankers",
+    "crossfit_scores",
     "make_ranker",
+    "out_of_fold_scores",
     "precision_at_k",
     "ranker_quality",
     "ranker_scores",

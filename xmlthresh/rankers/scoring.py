@@ -8,7 +8,8 @@ ranker name, the ranker's full parameters, seed, cache format), written atomical
 A cache hit is logged ("scores from cache ...") and marked ``info["scores_from_cache"] = True``.
 
 ``info`` also holds the ranker's quality on test (P@1, P@3, P@5 and the ranking loss, over the documents
-with at least one label) and its fit and prediction seconds (of the run that fitted it).
+with at least one label) and its fit (wall and CPU) and prediction seconds (of the run that fitted it).
+:mod:`xmlthresh.rankers.crossfit` builds cross-fitted scores on the same key, path and file helpers.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import scipy.sparse as sp
 
 from ..data.multilabel import MultiLabelData, ScoreData
 from ..data.scores import ScoredSplit
+from ..locks import cache_lock
 from ..paths import cache_dir
 from .base import Ranker
 from .quality import precision_at_k, ranking_loss
@@ -70,46 +72,48 @@ def ranker_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str, A
             raise ValueError(f"{data.name}: ranker scores need a {required!r} split, got {sorted(data.X)}")
     key = cache_key(data, ranker_name, ranker.get_params(), seed)
     path = cache_path(data.name, ranker_name, key)
-    if cache and path.is_file():
-        cached = _read_cache(path, key, data.name)
-        if cached is not None:
-            log.info("scores from cache %s (dataset %s, ranker %s)", path, data.name, ranker_name)
-            return cached
+    with cache_lock(path, enabled=cache):  # one worker fits, the others wait and read the cache
+        if cache and path.is_file():
+            cached = read_cache(path, key, data.name)
+            if cached is not None:
+                log.info("scores from cache %s (dataset %s, ranker %s)", path, data.name, ranker_name)
+                return cached
 
-    log.info("fitting ranker %s on %s (%d train documents, %d labels)", ranker_name, data.name,
-             data.X["train"].shape[0], data.n_labels)
-    started = time.perf_counter()
-    ranker.fit(data.X["train"], data.Y["train"])
-    fit_seconds = time.perf_counter() - started
-    started = time.perf_counter()
-    splits = {
-        split: ScoredSplit(ranker.predict_scores(data.X[split]), data.Y[split], name=f"{data.name}/{split}",
-                           label_names=data.label_names)
-        for split in SCORED_SPLITS if split in data.X
-    }
-    predict_seconds = time.perf_counter() - started
-    test = splits["test"]
-    quality = ranker_quality(test.scores, test.labels)
-    info = {
-        "ranker": ranker_name,
-        "ranker_params": _jsonable(ranker.get_params()),
-        "seed": seed,
-        **{f"ranker_{name}": value for name, value in quality.items()},
-        "ranker_fit_seconds": fit_seconds,
-        "ranker_predict_seconds": predict_seconds,
-        "ranker_train_docs": int(data.X["train"].shape[0]),
-        "cache_key": key,
-        "scores_from_cache": False,
-    }
-    log.info("ranker %s on %s: P@1 %.4f, P@3 %.4f, P@5 %.4f, ranking loss %.4f (fit %.2f s)", ranker_name,
-             data.name, quality["p_at_1"], quality["p_at_3"], quality["p_at_5"], quality["ranking_loss"], fit_seconds)
-    result = ScoreData(data.name, splits, info)
-    if cache:
-        from ..datasets.score_files import save_scores  # lazy: datasets/ imports every data set plugin
+        log.info("fitting ranker %s on %s (%d train documents, %d labels)", ranker_name, data.name,
+                 data.X["train"].shape[0], data.n_labels)
+        started, cpu_started = time.perf_counter(), time.process_time()
+        ranker.fit(data.X["train"], data.Y["train"])
+        fit_seconds, fit_cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
+        started = time.perf_counter()
+        splits = {
+            split: ScoredSplit(ranker.predict_scores(data.X[split]), data.Y[split], name=f"{data.name}/{split}",
+                               label_names=data.label_names)
+            for split in SCORED_SPLITS if split in data.X
+        }
+        predict_seconds = time.perf_counter() - started
+        test = splits["test"]
+        quality = ranker_quality(test.scores, test.labels)
+        info = {
+            "ranker": ranker_name,
+            "ranker_params": jsonable(ranker.get_params()),
+            "seed": seed,
+            **{f"ranker_{name}": value for name, value in quality.items()},
+            "ranker_fit_seconds": fit_seconds,
+            "ranker_fit_cpu_seconds": fit_cpu_seconds,
+            "ranker_predict_seconds": predict_seconds,
+            "ranker_train_docs": int(data.X["train"].shape[0]),
+            "cache_key": key,
+            "scores_from_cache": False,
+        }
+        log.info("ranker %s on %s: P@1 %.4f, P@3 %.4f, P@5 %.4f, ranking loss %.4f (fit %.2f s)", ranker_name,
+                 data.name, quality["p_at_1"], quality["p_at_3"], quality["p_at_5"], quality["ranking_loss"], fit_seconds)
+        result = ScoreData(data.name, splits, info)
+        if cache:
+            from ..datasets.score_files import save_scores  # lazy: datasets/ imports every data set plugin
 
-        save_scores(path, result)
-        log.info("scores cached in %s", path)
-    return result
+            save_scores(path, result)
+            log.info("scores cached in %s", path)
+        return result
 
 
 def ranker_quality(scores: np.ndarray | sp.csr_matrix, labels: sp.csr_matrix) -> dict[str, float]:
@@ -149,19 +153,25 @@ def _arrays_of(matrix) -> list[np.ndarray]:
     return [np.asarray(matrix)]
 
 
-def cache_key(data: MultiLabelData, ranker_name: str, params: Mapping[str, Any], seed: int) -> str:
-    """SHA-256 over (data set name, data fingerprint, ranker name, its parameters, seed, cache format)."""
+def cache_key(data: MultiLabelData, ranker_name: str, params: Mapping[str, Any], seed: int,
+              extra: Mapping[str, Any] | None = None) -> str:
+    """SHA-256 over (data set name, data fingerprint, ranker name, its parameters, seed, cache format) and,
+    when given, ``extra`` (what else shapes the scores, e.g. the folds of cross-fitting)."""
     payload = {"format": CACHE_FORMAT, "dataset": data.name, "data": data_fingerprint(data),
-               "ranker": ranker_name, "params": _jsonable(dict(params)), "seed": seed}
+               "ranker": ranker_name, "params": jsonable(dict(params)), "seed": seed}
+    if extra:
+        payload["extra"] = jsonable(dict(extra))
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def cache_path(dataset_name: str, ranker_name: str, key: str) -> Path:
+def cache_path(dataset_name: str, ranker_name: str, key: str, kind: str = "") -> Path:
+    """The cache file of a key; ``kind`` (e.g. ``crossfit5``) tells entries of other procedures apart."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", dataset_name) or "data"
-    return cache_dir() / "scores" / f"{safe}__{ranker_name}__{key[:32]}.npz"
+    tag = f"__{kind}" if kind else ""
+    return cache_dir() / "scores" / f"{safe}__{ranker_name}{tag}__{key[:32]}.npz"
 
 
-def _read_cache(path: Path, key: str, name: str) -> ScoreData | None:
+def read_cache(path: Path, key: str, name: str) -> ScoreData | None:
     from ..datasets.score_files import ScoreFileError, load_scores
 
     try:
@@ -178,12 +188,12 @@ def _read_cache(path: Path, key: str, name: str) -> ScoreData | None:
     return ScoreData(name, cached.splits, info)
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """Parameters as plain JSON values (numpy scalars -> Python, tuples -> lists, others -> repr)."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.generic):
         return value.item()
     if value is None or isinstance(value, (bool, int, float, str)):
