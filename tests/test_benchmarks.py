@@ -81,14 +81,14 @@ def test_truncation_and_complete_lists():
 
 def test_quality_orders_rankers():
     """A better ranker (higher quality) puts relevant documents higher: higher precision at its cut-offs."""
-    f = {q: STRATEGIES.get("independent")().fit(small(quality=q)).f_macro_ for q in (0.5, 1.0, 3.0)}
+    f = {q: STRATEGIES.get("independent")().fit_lists(small(quality=q)).f_macro_ for q in (0.5, 1.0, 3.0)}
     assert f[0.5] < f[1.0] < f[3.0]
 
 
 def test_predict_all_flag_and_strategies_run():
     lists = small(include_predict_all=False)
     assert lists.include_predict_all is False
-    model = STRATEGIES.get("domain")().fit(lists)
+    model = STRATEGIES.get("domain")().fit_lists(lists)
     assert model.lower_bound_ <= model.upper_bound_ + 1e-12
 
 

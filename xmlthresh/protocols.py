@@ -45,12 +45,12 @@ def fit_and_evaluate(strategy: BaseStrategy, data: RankedLists | ScoreData, prot
 
 def _ranked_lists(strategy, lists: RankedLists, protocol: str, seed: int) -> dict[str, Any]:
     if protocol == "oracle":
-        seconds = _timed(strategy.fit, lists)
+        seconds = _timed(strategy.fit_lists, lists)
         report = strategy.report()
         return {**report, "protocol": protocol, "n_labels": int(lists.n_labels - strategy.n_labels_dropped_),
                 "n_docs": int(lists.num_docs), "fit_seconds": seconds}
     halves = split_ranked_lists(lists, seed=seed)
-    seconds = _timed(strategy.fit, halves.fit)
+    seconds = _timed(strategy.fit_lists, halves.fit)
     eval_cuts = halves.transfer_cuts(strategy.cuts_)
     kept = halves.eval.n_relevant > 0
     metrics = evaluate_cuts(halves.eval.select_labels(kept), eval_cuts[kept], strategy.beta)

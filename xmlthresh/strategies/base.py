@@ -2,9 +2,9 @@
 
 Two families share :class:`BaseStrategy`:
 
-* :class:`ThresholdStrategy` (domain, independent, coordinate, ...) works on ranked lists: ``fit(lists)``
+* :class:`ThresholdStrategy` (domain, independent, coordinate, ...) works on ranked lists: ``fit_lists(lists)``
   chooses one cut per label (the number of top documents predicted) and sets fitted attributes ending in
-  ``_``; ``evaluate(lists)`` / ``score(lists)`` measure those cuts. On score data, ``fit_scores(split)``
+  ``_``; ``evaluate_lists(lists)`` / ``score_lists(lists)`` measure those cuts. On score data, ``fit_scores(split)``
   fits on the split's ranking and turns the cuts into score thresholds that apply to any other split.
 * :class:`ScoreStrategy` (rcut, pcut, scut) needs per-document scores: only ``fit_scores(split)``.
 
@@ -133,7 +133,7 @@ class ThresholdStrategy(BaseStrategy):
     """
 
     # ------------------------------------------------------------------ public API
-    def fit(self, lists: RankedLists) -> "ThresholdStrategy":
+    def fit_lists(self, lists: RankedLists) -> "ThresholdStrategy":
         """Choose the cuts on ``lists``; sets ``cuts_``, ``metrics_``, ``f_macro_``, bounds and ``info_``."""
         self._check_params()
         kept = lists.n_relevant > 0
@@ -155,7 +155,7 @@ class ThresholdStrategy(BaseStrategy):
         self._after_fit(candidates, choice)
         return self
 
-    def evaluate(self, lists: RankedLists) -> dict[str, float]:
+    def evaluate_lists(self, lists: RankedLists) -> dict[str, float]:
         """Metrics of the fitted cuts on ``lists`` (same labels as in fit)."""
         self._check_fitted()
         if lists.n_labels != len(self.cuts_):
@@ -163,15 +163,15 @@ class ThresholdStrategy(BaseStrategy):
         kept = self.kept_labels_ & (lists.n_relevant > 0)
         return evaluate_cuts(lists.select_labels(kept), self.cuts_[kept], self.beta)
 
-    def score(self, lists: RankedLists) -> float:
-        """F-macro of the fitted cuts on ``lists`` (higher is better, as scikit-learn expects)."""
-        return self.evaluate(lists)["f_macro"]
+    def score_lists(self, lists: RankedLists) -> float:
+        """F-macro of the fitted cuts on ``lists`` (higher is better)."""
+        return self.evaluate_lists(lists)["f_macro"]
 
     def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "ThresholdStrategy":
         """Fit on the ranking of a scored split; ``score_thresholds_`` reproduce the cuts as score thresholds
         (predict score >= threshold; -inf = predict all, +inf = predict nothing) for use on other splits."""
         ranking = split.ranking(include_predict_all=include_predict_all)
-        self.fit(ranking.lists)
+        self.fit_lists(ranking.lists)
         self.score_thresholds_ = ranking.thresholds_for_cuts(self.cuts_)
         return self
 
@@ -188,7 +188,7 @@ class ThresholdStrategy(BaseStrategy):
     def warm_up(self) -> None:
         """Compile the numba kernels on a tiny instance so that timing ``fit`` excludes JIT cost."""
         tiny = RankedLists.from_relevance_lists([[1, 0, 1, 0], [0, 1, 1, 0], [0, 0, 0, 1]], [2, 3, 1], num_docs=5)
-        clone(self).fit(tiny)
+        clone(self).fit_lists(tiny)
         clone(self).fit_scores(tiny_scored_split())
 
     # ------------------------------------------------------------------ subclass hooks
