@@ -135,6 +135,7 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
     data_info: dict[str, Any] = {}
     if isinstance(data, MultiLabelData):
         data, ranker_name = _rank(data, ranker_cfg, seed)
+        data = data.with_predict_all(dataset.include_predict_all)
         data_info = {"ranker": ranker_name, **data.info}
         tracker.log_params({"ranker": ranker_name, **flatten(ranker_cfg, "ranker.")})
 
@@ -152,8 +153,7 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
         strategy.warm_up()
         warmup_seconds = time.perf_counter() - started
     log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
-    evaluation = fit_and_evaluate(strategy, data, protocol=protocol, seed=seed,
-                                  include_predict_all=bool(dataset_cfg.get("include_predict_all", True)))
+    evaluation = fit_and_evaluate(strategy, data, protocol=protocol, seed=seed)
     thresholds_path = run_dir / "thresholds.csv"
     write_text_atomic(thresholds_path, thresholds_table(strategy, _label_ids(data)).to_csv(index=False))
     tracker.log_artifact(thresholds_path)

@@ -32,14 +32,15 @@ class ProtocolError(ValueError):
 
 
 def fit_and_evaluate(strategy: BaseStrategy, data: RankedLists | ScoreData, protocol: str = "oracle",
-                     seed: int = 0, include_predict_all: bool = True) -> dict[str, Any]:
-    """Fit ``strategy`` as the protocol says and return its evaluation (see module docstring)."""
+                     seed: int = 0) -> dict[str, Any]:
+    """Fit ``strategy`` as the protocol says and return its evaluation (see module docstring). Whether
+    "predict all" is a candidate is a property of the data (``include_predict_all`` of the lists or splits)."""
     if protocol not in PROTOCOLS:
         raise ProtocolError(f"unknown protocol {protocol!r}; known: {', '.join(PROTOCOLS)}")
     if isinstance(data, RankedLists):
         return _ranked_lists(strategy, data, protocol, seed)
     if isinstance(data, ScoreData):
-        return _score_data(strategy, data, protocol, include_predict_all)
+        return _score_data(strategy, data, protocol)
     raise TypeError(f"cannot fit thresholds on {type(data).__name__}; expected RankedLists or ScoreData")
 
 
@@ -58,16 +59,16 @@ def _ranked_lists(strategy, lists: RankedLists, protocol: str, seed: int) -> dic
             "fit_seconds": seconds}
 
 
-def _score_data(strategy, data: ScoreData, protocol: str, include_predict_all: bool) -> dict[str, Any]:
+def _score_data(strategy, data: ScoreData, protocol: str) -> dict[str, Any]:
     test = data.splits["test"]
     if protocol == "oracle":
-        seconds = _timed(strategy.fit_scores, test, include_predict_all=include_predict_all)
+        seconds = _timed(strategy.fit_scores, test)
         report = strategy.report()
         return {**report, "protocol": protocol, "n_labels": int((test.n_relevant > 0).sum()),
                 "n_docs": int(test.n_docs), "eval_split": "test", "fit_seconds": seconds}
     if "validation" not in data.splits:
         raise ProtocolError(f"protocol=holdout needs a validation split; {data.name!r} has {sorted(data.splits)}")
-    seconds = _timed(strategy.fit_scores, data.splits["validation"], include_predict_all=include_predict_all)
+    seconds = _timed(strategy.fit_scores, data.splits["validation"])
     metrics = strategy.evaluate_scores(test)
     result = _holdout_result(strategy, metrics, protocol, n_labels=int((test.n_relevant > 0).sum()),
                              n_docs=int(test.n_docs))

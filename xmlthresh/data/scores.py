@@ -11,12 +11,14 @@ Conventions (explicit and tested):
 * documents without a score for a label (sparse top-k) rank below every scored document: the label's list
   is truncated at its scored documents and only "predict all" reaches the rest;
 * a threshold t predicts the documents with score >= t; cut 0 <-> t = +inf (nothing), "predict all" <->
-  t = -inf (every document, scored or not).
+  t = -inf (every document, scored or not);
+* ``include_predict_all``: whether "predict all" is a candidate when fitting on the split -- a property of
+  the problem, so it travels with the data (as in :class:`RankedLists`) instead of being passed to every fit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
@@ -37,6 +39,7 @@ class ScoredSplit:
     labels: sp.csr_matrix
     name: str = ""
     label_names: np.ndarray | None = None
+    include_predict_all: bool = True
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -77,8 +80,18 @@ class ScoredSplit:
     def n_relevant(self) -> np.ndarray:
         return np.asarray(self.labels.sum(axis=0)).ravel().astype(np.int64)
 
-    def ranking(self, include_predict_all: bool = True) -> "ScoreRanking":
-        """Per label the documents sorted by decreasing score, as ranked lists plus the sorted scores."""
+    def with_predict_all(self, include_predict_all: bool) -> "ScoredSplit":
+        """The same split with ``include_predict_all`` set (no copy of the matrices when it is unchanged)."""
+        if bool(include_predict_all) == self.include_predict_all:
+            return self
+        return replace(self, include_predict_all=bool(include_predict_all))
+
+    def ranking(self, include_predict_all: bool | None = None) -> "ScoreRanking":
+        """Per label the documents sorted by decreasing score, as ranked lists plus the sorted scores.
+
+        ``include_predict_all`` overrides the split's own flag (None: the split's)."""
+        if include_predict_all is None:
+            include_predict_all = self.include_predict_all
         label_ptr, order_doc, order_score = _sorted_by_label(self.scores)
         labels_csc = self.labels.tocsc()
         labels_csc.sort_indices()

@@ -111,7 +111,7 @@ class ScoreStrategy(BaseStrategy):
             return self.fit_scores(data)
         raise TypeError(self.skip(data)[1] or f"{type(self).__name__} needs a ScoredSplit")
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "ScoreStrategy":
+    def fit_scores(self, split: ScoredSplit) -> "ScoreStrategy":
         raise NotImplementedError
 
     def _set_fit_results(self, split: ScoredSplit) -> None:
@@ -167,10 +167,10 @@ class ThresholdStrategy(BaseStrategy):
         """F-macro of the fitted cuts on ``lists`` (higher is better)."""
         return self.evaluate_lists(lists)["f_macro"]
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "ThresholdStrategy":
+    def fit_scores(self, split: ScoredSplit) -> "ThresholdStrategy":
         """Fit on the ranking of a scored split; ``score_thresholds_`` reproduce the cuts as score thresholds
         (predict score >= threshold; -inf = predict all, +inf = predict nothing) for use on other splits."""
-        ranking = split.ranking(include_predict_all=include_predict_all)
+        ranking = split.ranking()
         self.fit_lists(ranking.lists)
         self.score_thresholds_ = ranking.thresholds_for_cuts(self.cuts_)
         return self

@@ -37,7 +37,7 @@ class PCutStrategy(ScoreStrategy):
         if not (isinstance(self.n_grid, int) and self.n_grid >= 1):
             raise ValueError(f"n_grid must be an integer >= 1, got {self.n_grid!r}")
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "PCutStrategy":
+    def fit_scores(self, split: ScoredSplit) -> "PCutStrategy":
         self._check_params()
         self.prior_ = split.n_relevant / split.n_docs
         lists = split.ranking(include_predict_all=False).lists

@@ -32,7 +32,7 @@ class RCutStrategy(ScoreStrategy):
         if not (isinstance(self.t_max, int) and self.t_max >= 1):
             raise ValueError(f"t_max must be an integer >= 1, got {self.t_max!r}")
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "RCutStrategy":
+    def fit_scores(self, split: ScoredSplit) -> "RCutStrategy":
         self._check_params()
         depth = self.t if self.t is not None else min(self.t_max, split.n_labels)
         tp_at, predicted_at = counts_by_rank_cut(split, depth)

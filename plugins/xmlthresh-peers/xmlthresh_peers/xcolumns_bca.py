@@ -63,7 +63,7 @@ class XColumnsBlockCoordinate(XColumnsStrategy):
         if not (self.tolerance > 0 and self.outer_tolerance > 0):
             raise ValueError("tolerance and outer_tolerance must be positive")
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "XColumnsBlockCoordinate":
+    def fit_scores(self, split: ScoredSplit) -> "XColumnsBlockCoordinate":
         """Calibrate scores on ``split``; the predictions themselves are chosen on each predicted split."""
         self._check_params()
         import_xcolumns("block_coordinate")  # fail here, with the install hint, not later

@@ -62,7 +62,7 @@ class XColumnsFrankWolfe(XColumnsStrategy):
         if not isinstance(self.seed, (int, np.integer)):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "XColumnsFrankWolfe":
+    def fit_scores(self, split: ScoredSplit) -> "XColumnsFrankWolfe":
         self._check_params()
         frank_wolfe = import_xcolumns("frank_wolfe")
         scores, labels = dense_scores(split), dense_labels(split)
