@@ -14,6 +14,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.exceptions import NotFittedError
 
 from oracle import brute_force, label_options
 from test_strategy_properties import small_instances
@@ -172,7 +173,7 @@ def test_configs_build_the_registered_strategies(name):
 
 
 def test_grid_table_needs_a_fit():
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         STRATEGIES.get("linearization_region")().grid_table()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
 from oracle import brute_force
 from xmlthresh.data.ranked_lists import RankedLists
@@ -94,7 +95,7 @@ def test_strategies_follow_the_estimator_contract():
         assert model.get_params()["beta"] == 2.0
         assert clone(model).get_params() == model.get_params()
         split = tiny_scored_split()
-        with pytest.raises(RuntimeError, match="not fitted"):
+        with pytest.raises(NotFittedError, match="not fitted"):
             model.evaluate_scores(split)
         model.fit_scores(split)
         assert model.evaluate_scores(split)["f_macro"] == pytest.approx(model.f_macro_)

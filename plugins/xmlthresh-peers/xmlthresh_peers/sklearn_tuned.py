@@ -150,10 +150,5 @@ class SklearnTunedThreshold(ScoreStrategy):
         self._set_fit_results(split)
         return self
 
-    def predict(self, split: ScoredSplit):
-        """0/1 predictions (documents x labels, CSR) of the tuned score thresholds on ``split``."""
-        self._check_fitted()
-        return split.predict(self.score_thresholds_)
-
     def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
         return split.counts_at(self.score_thresholds_)
