@@ -46,7 +46,8 @@ def test_import_xmlthresh_is_light_and_exports_the_api_lazily():
     heavy = ("numba", "mlflow", "pandas", "sklearn", "hydra")
     out = run_python(f"import sys, xmlthresh; print([m for m in {heavy!r} if m in sys.modules])")
     assert out == "[]"
-    assert {"fit_thresholds", "ThresholdResult", "f_macro_score"} <= set(dir(xmlthresh))
+    assert {"fit_thresholds", "ThresholdResult", "ThresholdClassifier", "f_macro_score", "f_macro_scorer"} <= \
+        set(dir(xmlthresh))
     assert xmlthresh.fit_thresholds is xmlthresh.api.fit_thresholds
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         xmlthresh.nope  # noqa: B018

@@ -5,7 +5,9 @@ The library API (imported on first use, so ``import xmlthresh`` stays light -- n
 * :func:`fit_thresholds` -- per-label thresholds maximising F-macro on a score matrix (dense or sparse top-k
   CSR) and its labels, returning a :class:`ThresholdResult` (thresholds, certified bounds, report, predict,
   save / load);
-* :func:`f_macro_score` -- the measure itself.
+* :class:`ThresholdClassifier` -- a scikit-learn meta-estimator: out-of-fold scores of any multi-label
+  classifier, thresholds fitted on them, the classifier refitted on all data;
+* :func:`f_macro_score` (and :func:`f_macro_scorer` for ``GridSearchCV``) -- the measure itself.
 
 The package is organised by concept (see README): ``data`` holds the ranked-list model and its loaders,
 ``datasets`` the registered dataset plugins, ``strategies`` the registered threshold strategies (every one a
@@ -24,6 +26,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "fit_thresholds": "xmlthresh.api",
     "ThresholdResult": "xmlthresh.result",
+    "ThresholdClassifier": "xmlthresh.classifier",
+    "f_macro_scorer": "xmlthresh.classifier",
     "f_macro_score": "xmlthresh.metrics",
     "InputError": "xmlthresh.validation",
 }
