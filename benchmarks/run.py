@@ -199,8 +199,8 @@ def worker(spec: DatasetSpec, repeats: int, budget: float, skip: set[str], out: 
             continue
         cls = STRATEGIES.get(item.strategy)
         try:
-            fit_timing, model = common.measure(lambda: cls(**item.params).fit(kept), repeats, budget_s=budget)
-            e2e_timing, _ = common.measure(lambda lists: cls(**item.params).fit(lists), repeats, prepare=fresh,
+            fit_timing, model = common.measure(lambda: cls(**item.params).fit_lists(kept), repeats, budget_s=budget)
+            e2e_timing, _ = common.measure(lambda lists: cls(**item.params).fit_lists(lists), repeats, prepare=fresh,
                                            budget_s=budget)
         except MemoryError:
             step(item.slug, item.label, "strategy", skipped="out of memory")

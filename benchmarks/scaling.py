@@ -131,7 +131,7 @@ def worker(point: Point, repeats: int, budget: float, out: Path) -> None:
     for slug, name, params in STRATEGIES:
         cls = REGISTRY.get(name)
         try:
-            timing, model = common.measure(lambda fresh_lists: cls(**params).fit(fresh_lists), repeats,
+            timing, model = common.measure(lambda fresh_lists: cls(**params).fit_lists(fresh_lists), repeats,
                                            prepare=fresh, budget_s=budget)
         except MemoryError:
             emit({"type": "skipped", "slug": slug, "reason": "out of memory"})

@@ -81,14 +81,14 @@ def test_truncation_and_complete_lists():
 
 def test_quality_orders_rankers():
     """A better ranker (higher quality) puts relevant documents higher: higher precision at its cut-offs."""
-    f = {q: STRATEGIES.get("independent")().fit(small(quality=q)).f_macro_ for q in (0.5, 1.0, 3.0)}
+    f = {q: STRATEGIES.get("independent")().fit_lists(small(quality=q)).f_macro_ for q in (0.5, 1.0, 3.0)}
     assert f[0.5] < f[1.0] < f[3.0]
 
 
 def test_predict_all_flag_and_strategies_run():
     lists = small(include_predict_all=False)
     assert lists.include_predict_all is False
-    model = STRATEGIES.get("domain")().fit(lists)
+    model = STRATEGIES.get("domain")().fit_lists(lists)
     assert model.lower_bound_ <= model.upper_bound_ + 1e-12
 
 
@@ -161,3 +161,14 @@ def test_scaling_tiny(tmp_path):
     text = (out_dir / "scaling.md").read_text()
     assert "| domain |" in text and "Check:" in text
     assert text.count("| 300 |") == 1 and "| 1,000 |" in text
+
+
+def test_api_sparse_smoke(tmp_path):
+    out = tmp_path / "api_sparse.md"
+    proc = _run([str(BENCHMARKS / "api_sparse.py"), "--labels", "3000", "--docs", "500", "--top-k", "5",
+                 "--repeats", "1", "--out", str(out)], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    for needed in ("fit_thresholds (domain), validation", "predict, test", "include_predict_all=False",
+                   "3,000 labels x 500 documents", "Process peak RSS", "Target < 2 GB: met"):
+        assert needed in text, needed

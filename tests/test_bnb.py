@@ -50,14 +50,14 @@ def domain(**params):
 def test_parameters_are_validated(params, message):
     lists = RankedLists.from_relevance_lists([[1, 0, 1]], [2], num_docs=3)
     with pytest.raises(ValueError, match=message):
-        domain(**{"refine": "bnb", **params}).fit(lists)
+        domain(**{"refine": "bnb", **params}).fit_lists(lists)
 
 
 def test_default_is_the_plain_sweep():
     assert domain().get_params() == {"beta": 1.0, "refine": "none", "gap_tol": 1e-9, "max_nodes": 100_000,
                                      "min_precision": 0.0, "smoothing": 0.0}
     lists = RankedLists.from_relevance_lists([[0, 0, 0, 1, 0, 0], [1, 0, 1, 1, 0, 1]], [1, 4], num_docs=6)
-    model = domain().fit(lists)
+    model = domain().fit_lists(lists)
     assert set(model.info_) == {
         "n_hull_edges", "best_step", "fixed_point_exists", "hull_argmax_precision", "hull_argmax_recall", "gap",
         "objective", "n_labels_predict_all", "n_labels_precision_one", "n_labels_predict_nothing",
@@ -72,10 +72,10 @@ def test_optimum_at_a_candidate_that_is_not_a_hull_vertex():
     candidates = build_candidates(lists)
     middle = int(np.flatnonzero((candidates.label_of == 1) & (candidates.cut == 4))[0])
     assert middle not in hull_chains(candidates).chain
-    plain = domain().fit(lists)
+    plain = domain().fit_lists(lists)
     assert plain.f_macro_ == pytest.approx(0.6285714285714286, abs=TOL)  # hull vertices only
     assert plain.upper_bound_ == pytest.approx(0.65, abs=TOL)
-    model = domain(refine="bnb").fit(lists)
+    model = domain(refine="bnb").fit_lists(lists)
     assert model.f_macro_ == pytest.approx(7 / 11, abs=TOL) == brute_force(lists)["f_macro"]
     np.testing.assert_array_equal(model.cuts_, [4, 4])
     assert model.info_["refine_status"] == "proved" and model.upper_bound_ - model.lower_bound_ <= 1e-9
@@ -87,18 +87,18 @@ def test_optimum_at_a_candidate_that_is_not_a_hull_vertex():
 def test_bnb_finds_the_brute_force_optimum(instance):
     lists, beta = instance
     truth = brute_force(lists, beta)["f_macro"]
-    model = domain(beta=beta, refine="bnb", gap_tol=0.0).fit(lists)
+    model = domain(beta=beta, refine="bnb", gap_tol=0.0).fit_lists(lists)
     assert model.info_["refine_status"] == "proved"
     assert model.f_macro_ == pytest.approx(truth, abs=TOL)
     assert model.lower_bound_ == model.f_macro_ and truth <= model.upper_bound_ + TOL
     assert model.upper_bound_ - model.lower_bound_ <= TOL
-    plain = domain(beta=beta).fit(lists)
+    plain = domain(beta=beta).fit_lists(lists)
     assert plain.lower_bound_ <= model.lower_bound_ + TOL and model.upper_bound_ <= plain.upper_bound_ + TOL
     kept = lists.n_relevant > 0
     recomputed = evaluate_cuts(lists.select_labels(kept), model.cuts_[kept], beta)["f_macro"]
     assert recomputed == pytest.approx(model.f_macro_, abs=TOL)
     # with the default tolerance the result is within gap_tol of the optimum
-    loose = domain(beta=beta, refine="bnb").fit(lists)
+    loose = domain(beta=beta, refine="bnb").fit_lists(lists)
     assert truth - 1e-9 - TOL <= loose.f_macro_ <= truth + TOL and truth <= loose.upper_bound_ + TOL
 
 
@@ -131,7 +131,7 @@ TWINS_WITH_SPLIT_ORBIT = (
 def test_bnb_with_identical_labels_finds_the_brute_force_optimum(instance):
     lists, beta = instance
     truth = brute_force(lists, beta)["f_macro"]
-    model = domain(beta=beta, refine="bnb", gap_tol=0.0).fit(lists)
+    model = domain(beta=beta, refine="bnb", gap_tol=0.0).fit_lists(lists)
     assert model.info_["refine_status"] == "proved"
     assert model.f_macro_ == pytest.approx(truth, abs=TOL)
     assert truth <= model.upper_bound_ + TOL and model.upper_bound_ - model.lower_bound_ <= TOL
@@ -144,7 +144,7 @@ def example_like(n_labels=80) -> RankedLists:
 
 
 def test_identical_labels_are_branched_as_one_orbit():
-    model = domain(refine="bnb").fit(example_like())
+    model = domain(refine="bnb").fit_lists(example_like())
     assert model.info_["label_classes"] == 1
     assert model.info_["refine_status"] == "proved" and model.info_["nodes"] <= 100
     assert model.f_macro_ == pytest.approx(0.7179654, abs=1e-7)  # the sweep's state: 53 / 27 labels
@@ -164,14 +164,14 @@ def test_label_classes_compare_candidates_exactly():
 
 
 def test_budget_is_reported_with_valid_bounds():
-    model = domain(refine="bnb", max_nodes=20).fit(example_like())
+    model = domain(refine="bnb", max_nodes=20).fit_lists(example_like())
     assert model.info_["refine_status"] == "budget" and model.info_["nodes"] <= 20
     assert model.lower_bound_ <= 0.7179654 <= model.upper_bound_
     assert model.upper_bound_ == pytest.approx(0.7179677, abs=1e-7)  # still the root's hull bound
     assert model.info_["gap"] == pytest.approx(model.upper_bound_ - model.lower_bound_)
     # one node: the root only
     lists = RankedLists.from_relevance_lists([[0, 0, 0, 1, 0, 0], [1, 0, 1, 1, 0, 1]], [1, 4], num_docs=6)
-    model = domain(refine="bnb", max_nodes=1).fit(lists)
+    model = domain(refine="bnb", max_nodes=1).fit_lists(lists)
     assert model.info_["refine_status"] == "budget" and model.info_["nodes"] == 1
     assert model.lower_bound_ <= 7 / 11 <= model.upper_bound_ and model.upper_bound_ == pytest.approx(0.65)
 
@@ -193,8 +193,8 @@ def espgame(real_data):
     ],
 )
 def test_espgame_optimum_is_proved(espgame, beta, optimum):
-    plain = domain(beta=beta).fit(espgame)
-    model = domain(beta=beta, refine="bnb").fit(espgame)
+    plain = domain(beta=beta).fit_lists(espgame)
+    model = domain(beta=beta, refine="bnb").fit_lists(espgame)
     assert model.info_["refine_status"] == "proved"
     assert model.upper_bound_ - model.lower_bound_ <= 1e-9
     assert model.f_macro_ == pytest.approx(optimum, abs=1e-7)
@@ -207,7 +207,7 @@ def test_espgame_optimum_is_proved(espgame, beta, optimum):
 @pytest.mark.realdata
 def test_example_optimum_is_proved(real_data):
     example = DATASETS.get("ranked_lists")(path="berger/Example.txt", num_docs=7, name="example").load()
-    model = domain(refine="bnb").fit(example)
+    model = domain(refine="bnb").fit_lists(example)
     assert model.info_["refine_status"] == "proved" and model.upper_bound_ - model.lower_bound_ <= 1e-9
     assert model.f_macro_ == pytest.approx(0.7179654, abs=1e-7)
     assert model.fixed_point_exists_ is False  # a property of the hull, unchanged by the refinement

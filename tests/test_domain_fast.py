@@ -42,7 +42,7 @@ def achievable_points(lists: RankedLists) -> np.ndarray:
 def test_n_angles_is_validated(bad):
     lists = RankedLists.from_relevance_lists([[1, 0, 1]], [2], num_docs=3)
     with pytest.raises(ValueError, match=r"n_angles must be an integer >= 3"):
-        fast(n_angles=bad).fit(lists)
+        fast(n_angles=bad).fit_lists(lists)
 
 
 def test_directions_are_the_reference_fan_in_the_first_quadrant():
@@ -62,10 +62,10 @@ def test_a_tie_direction_counts_each_label_once():
     # label's support set is the whole edge. The reference program adds both ends ((3/2, 3/2) for one label,
     # above every achievable point); each label must contribute exactly one vertex.
     lists = RankedLists.from_relevance_lists([[1, 0, 0, 1]] * 5, [2] * 5, num_docs=4)
-    model = fast(n_angles=8).fit(lists)
+    model = fast(n_angles=8).fit_lists(lists)
     np.testing.assert_allclose(model.support_points_, [[1.0, 0.5], [1.0, 0.5], [0.5, 1.0]], atol=TOL)
     assert model.lower_bound_ == pytest.approx(2 / 3, abs=TOL)
-    truth = STRATEGIES.get("domain")().fit(lists)
+    truth = STRATEGIES.get("domain")().fit_lists(lists)
     assert model.lower_bound_ <= truth.f_macro_ + TOL and model.upper_bound_ >= truth.upper_bound_ - TOL
 
 
@@ -75,8 +75,8 @@ def test_a_tie_direction_counts_each_label_once():
 def test_bounds_bracket_brute_force_and_support_points_are_achievable(instance, n_angles):
     lists, beta = instance
     truth = brute_force(lists, beta)["f_macro"]
-    model = fast(beta=beta, n_angles=n_angles).fit(lists)
-    exact = STRATEGIES.get("domain")(beta=beta).fit(lists)
+    model = fast(beta=beta, n_angles=n_angles).fit_lists(lists)
+    exact = STRATEGIES.get("domain")(beta=beta).fit_lists(lists)
     assert model.lower_bound_ == model.f_macro_
     assert model.lower_bound_ <= truth + TOL  # achievable: never above the optimum
     assert truth <= model.upper_bound_ + TOL  # rigorous
@@ -97,10 +97,10 @@ def test_bounds_bracket_brute_force_and_support_points_are_achievable(instance, 
 @given(small_instances(max_labels=6))
 def test_nested_fans_improve_monotonically(instance):
     lists, beta = instance
-    exact = STRATEGIES.get("domain")(beta=beta).fit(lists)
+    exact = STRATEGIES.get("domain")(beta=beta).fit_lists(lists)
     lowers, uppers = [], []
     for n_angles in (3, 6, 12, 24, 48, 96, 192):  # each fan contains the previous one
-        model = fast(beta=beta, n_angles=n_angles).fit(lists)
+        model = fast(beta=beta, n_angles=n_angles).fit_lists(lists)
         lowers.append(model.lower_bound_)
         uppers.append(model.upper_bound_)
     assert all(b >= a - TOL for a, b in zip(lowers, lowers[1:]))
@@ -116,7 +116,7 @@ def espgame(real_data):
 
 @pytest.fixture
 def espgame_exact(espgame):
-    return STRATEGIES.get("domain")().fit(espgame)
+    return STRATEGIES.get("domain")().fit_lists(espgame)
 
 
 @pytest.mark.realdata
@@ -124,7 +124,7 @@ def espgame_exact(espgame):
     "n_angles, lower, inner, upper", [(100, 0.561272, 0.567487, 0.569914), (1000, 0.568494, 0.568506, 0.568514)]
 )
 def test_espgame_reference_numbers(espgame, espgame_exact, n_angles, lower, inner, upper):
-    model = fast(n_angles=n_angles).fit(espgame)
+    model = fast(n_angles=n_angles).fit_lists(espgame)
     assert model.lower_bound_ == pytest.approx(lower, abs=1e-5)
     assert model.info_["inner_estimate"] == pytest.approx(inner, abs=1e-5)
     assert model.upper_bound_ == pytest.approx(upper, abs=1e-5)
@@ -136,7 +136,7 @@ def test_espgame_reference_numbers(espgame, espgame_exact, n_angles, lower, inne
 def test_espgame_lower_bound_climbs_to_the_domain_optimum(espgame, espgame_exact):
     lowers, uppers = [], []
     for n_angles in (20, 100, 1000, 10_000):  # nested fans
-        model = fast(n_angles=n_angles).fit(espgame)
+        model = fast(n_angles=n_angles).fit_lists(espgame)
         lowers.append(model.lower_bound_)
         uppers.append(model.upper_bound_)
     assert lowers == sorted(lowers) and len(set(lowers)) == len(lowers)  # strictly increasing
@@ -170,7 +170,7 @@ def test_espgame_reference_hull_file(espgame, real_data):
     significant digits). Its points at 0, pi/2 and 3 pi/2 are the documented defect."""
     reference = np.loadtxt(real_data / "berger" / "hulls" / "result_ESPGameNN_1000_20.txt")
     assert reference.shape == (20, 2)
-    model = fast(n_angles=20).fit(espgame)
+    model = fast(n_angles=20).fit_lists(espgame)
     np.testing.assert_allclose(np.degrees(model.directions_), [0, 18, 36, 54, 72, 90], atol=1e-9)
     ours = model.support_points_
     deviation = np.max(np.abs(ours[1:5] - reference[1:5]), axis=1)

@@ -36,7 +36,7 @@ def test_halves_partition_every_label(seed, list_length, data_seed):
 def test_transfer_predicts_the_eval_documents_above_the_same_original_position():
     lists = generate_ranked_lists(n_labels=40, num_docs=300, seed=5)
     halves = split_ranked_lists(lists, seed=11)
-    model = STRATEGIES.get("domain")().fit(halves.fit)
+    model = STRATEGIES.get("domain")().fit_lists(halves.fit)
     eval_cuts = halves.transfer_cuts(model.cuts_)
     eval_tp = true_positives_at_cuts(halves.eval, eval_cuts)
     fit, ev = halves.fit, halves.eval

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.exceptions import NotFittedError
 
 from oracle import brute_force, label_options
 from test_strategy_properties import small_instances
@@ -38,7 +39,7 @@ def example_like() -> RankedLists:
 
 
 def fit(name: str, lists: RankedLists, **params):
-    return STRATEGIES.get(name)(**params).fit(lists)
+    return STRATEGIES.get(name)(**params).fit_lists(lists)
 
 
 def recomputed_f(model, lists: RankedLists, beta: float) -> float:
@@ -166,13 +167,13 @@ def test_weight_on_precision_only_takes_the_smallest_cut_over_every_position():
 def test_configs_build_the_registered_strategies(name):
     params = yaml.safe_load((CONF / f"{name}.yaml").read_text())
     assert params.pop("name") == name
-    model = STRATEGIES.get(name)(**params).fit(example_like())
+    model = STRATEGIES.get(name)(**params).fit_lists(example_like())
     assert model.get_params()["grid"] == 100
     assert model.f_macro_ <= 0.7179677
 
 
 def test_grid_table_needs_a_fit():
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         STRATEGIES.get("linearization_region")().grid_table()
 
 
@@ -204,7 +205,7 @@ def test_scored_split_with_ties_fits():
 )
 def test_bad_parameters_are_rejected(name, params, message):
     with pytest.raises(ValueError, match=message):
-        STRATEGIES.get(name)(**params).fit(example_like())
+        STRATEGIES.get(name)(**params).fit_lists(example_like())
 
 
 # ---------------------------------------------------------------------------------------------- properties

@@ -139,7 +139,7 @@ def test_xcolumns_fw_is_reproducible_with_its_seed(data):
     test = data.splits["test"]
     first = STRATEGIES.get("xcolumns_fw")(seed=3).fit_scores(data.splits["validation"])
     second = STRATEGIES.get("xcolumns_fw")(seed=3).fit_scores(data.splits["validation"])
-    assert np.array_equal(first.predict(test), second.predict(test))
+    assert (first.predict(test.scores) != second.predict(test.scores)).nnz == 0
     assert first.evaluate_scores(test) == second.evaluate_scores(test)
     assert first.info_ == second.info_ and first.info_["seed"] == 3
     assert first.evaluate_scores(test) == first.evaluate_scores(test)  # a fitted model draws the same matrix
@@ -149,7 +149,7 @@ def test_xcolumns_bca_chooses_on_the_predicted_split_reproducibly(data):
     needs_xcolumns("xcolumns_bca")
     model = STRATEGIES.get("xcolumns_bca")(seed=5).fit_scores(data.splits["validation"])
     test = data.splits["test"]
-    assert np.array_equal(model.predict(test), model.predict(test))
+    assert (model.predict(test.scores) != model.predict(test.scores)).nnz == 0
     assert model.info_["objective"] == "f_macro" and "linearised" in model.info_["objective_method"]
     assert 0.0 < model.info_["bca_recall_weight"] < 1.0
 

@@ -16,7 +16,7 @@ def test_run_plots_are_written(tmp_path):
     for name, expected in (("domain", {"domain", "argv", "per_label_pr", "pr_curves"}),
                            ("linearization_region", {"domain", "argv", "per_label_pr", "pr_curves", "error_map"})):
         params = {"grid": 10} if name == "linearization_region" else {}
-        model = STRATEGIES.get(name)(**params).fit(lists)
+        model = STRATEGIES.get(name)(**params).fit_lists(lists)
         out = tmp_path / name
         out.mkdir()
         paths = save_run_plots(lists, model, 1.0, out)

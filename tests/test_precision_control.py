@@ -60,7 +60,7 @@ def test_domain_with_floor_brackets_the_constrained_brute_force(instance, floor)
 
 def _fit(name: str, lists: RankedLists, **params):
     model = STRATEGIES.get(name)(**params)
-    return model.fit_lists(lists) if hasattr(model, "fit_lists") else model.fit(lists)
+    return model.fit_lists(lists)
 
 
 @settings(max_examples=200, deadline=None)

@@ -58,7 +58,7 @@ def test_save_scores_round_trip_through_the_plugin(tmp_path):
     assert loaded.info["ranker"] == "my-xmc-model" and loaded.info["p_at_1"] == 0.5
     # strategies run on it: fit on validation, thresholds applied to test
     ranking = loaded.splits["validation"].ranking()
-    model = STRATEGIES.get("domain")().fit(ranking.lists)
+    model = STRATEGIES.get("domain")().fit_lists(ranking.lists)
     tp, predicted = loaded.splits["test"].counts_at(ranking.thresholds_for_cuts(model.cuts_))
     assert np.all(tp <= predicted)
 
@@ -208,7 +208,7 @@ def test_synthetic_xmc_signal_controls_quality_and_dense_mode():
 def test_synthetic_xmc_end_to_end_with_the_domain_strategy():
     data = DATASETS.get("synthetic_xmc")(n_labels=5000, num_docs=5000, top_k=20, seed=2).load()
     ranking = data.splits["validation"].ranking(include_predict_all=True)
-    model = STRATEGIES.get("domain")().fit(ranking.lists)
+    model = STRATEGIES.get("domain")().fit_lists(ranking.lists)
     assert model.lower_bound_ <= model.upper_bound_ + 1e-12 and 0 < model.f_macro_ < 1
     tp, predicted = data.splits["test"].counts_at(ranking.thresholds_for_cuts(model.cuts_))
     assert np.all(tp <= predicted)

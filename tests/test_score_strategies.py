@@ -116,3 +116,25 @@ def test_holdout_on_ranked_lists_reports_eval_metrics_and_fit_bounds():
     result = fit_and_evaluate(STRATEGIES.get("domain")(), lists, "holdout", seed=0)
     assert result["lower_bound"] is None and result["fit_upper_bound"] >= result["fit_lower_bound"]
     assert result["n_docs"] == 200 and result["f_macro"] <= 1
+
+
+def test_include_predict_all_travels_with_the_score_data(tmp_path):
+    # sparse top-k scores: label 1's only relevant document (3) is unscored, only "predict all" reaches it
+    scores = sp.csr_matrix(np.array([[0.9, 0.8], [0.1, 0.7], [0.5, 0.6], [0.2, 0.0]]))
+    labels = np.array([[1, 0], [0, 0], [0, 0], [0, 1]], dtype=bool)
+    split = ScoredSplit(scores, labels)
+    assert split.include_predict_all and split.with_predict_all(True) is split
+    with_all = STRATEGIES.get("independent")().fit_scores(split)
+    without = STRATEGIES.get("independent")().fit_scores(split.with_predict_all(False))
+    assert with_all.score_thresholds_[1] == -np.inf
+    assert np.all(without.score_thresholds_ > -np.inf)
+    # a data set's flag reaches every split it loads, hence every protocol
+    from xmlthresh.datasets import DATASETS
+    from xmlthresh.datasets.score_files import save_scores
+
+    path = save_scores(tmp_path / "s.npz", ScoreData("toy", {"validation": split, "test": split}))
+    data = DATASETS.get("scores")(str(path), include_predict_all=False).load()
+    assert all(not s.include_predict_all for s in data.splits.values())
+    result = fit_and_evaluate(STRATEGIES.get("independent")(), data, "holdout")
+    assert result["fit_f_macro"] == pytest.approx(without.f_macro_)
+    assert result["fit_f_macro"] < with_all.f_macro_

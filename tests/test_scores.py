@@ -62,7 +62,7 @@ def test_domain_on_scores_with_ties_brackets_brute_force(case):
     if not np.any(split.n_relevant > 0):
         return
     ranking = split.ranking(include_predict_all=predict_all)
-    model = STRATEGIES.get("domain")(beta=beta).fit(ranking.lists)
+    model = STRATEGIES.get("domain")(beta=beta).fit_lists(ranking.lists)
     truth = brute_force_scores(split, predict_all, beta)
     assert model.lower_bound_ <= truth + TOL <= model.upper_bound_ + 2 * TOL
     # the score thresholds reproduce exactly the counts of the chosen cuts on the same split

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
 from oracle import brute_force
 from xmlthresh.data.ranked_lists import RankedLists
@@ -27,7 +28,7 @@ def test_counterexample_coordinate_wise_maximum_is_not_global():
     lists = two_label_counterexample()
     truth = brute_force(lists)
     assert truth["f_macro"] == pytest.approx(0.7894737, abs=1e-7)
-    domain = STRATEGIES.get("domain")().fit(lists)
+    domain = STRATEGIES.get("domain")().fit_lists(lists)
     assert domain.f_macro_ == pytest.approx(truth["f_macro"], abs=1e-12)
     np.testing.assert_array_equal(domain.cuts_, [1, 3])
     # Coordinate ascent started at the coordinate-wise maximum (4, 1) cannot leave it.
@@ -44,7 +45,7 @@ def test_counterexample_coordinate_wise_maximum_is_not_global():
 
 
 def test_example_has_no_fixed_point_and_exact_tie_handling():
-    model = STRATEGIES.get("domain")().fit(example_like())
+    model = STRATEGIES.get("domain")().fit_lists(example_like())
     assert model.f_macro_ == pytest.approx(0.7179654, abs=1e-7)
     assert model.upper_bound_ == pytest.approx(0.7179677, abs=1e-7)
     assert model.fixed_point_exists_ is False
@@ -55,7 +56,7 @@ def test_example_has_no_fixed_point_and_exact_tie_handling():
 
 def test_certified_fixed_point_when_hull_optimum_is_a_vertex():
     lists = RankedLists.from_relevance_lists([[1, 1, 0, 0], [1, 0, 0, 0]], [2, 1], num_docs=4)
-    model = STRATEGIES.get("domain")().fit(lists)
+    model = STRATEGIES.get("domain")().fit_lists(lists)
     assert model.fixed_point_exists_ is True
     assert model.upper_bound_ - model.lower_bound_ <= 1e-15
     assert model.f_macro_ == pytest.approx(1.0)
@@ -63,21 +64,21 @@ def test_certified_fixed_point_when_hull_optimum_is_a_vertex():
 
 def test_labels_without_relevant_documents_are_excluded_and_counted():
     lists = RankedLists.from_relevance_lists([[1, 0, 1], [0, 0, 0], [0, 1, 0]], [2, 0, 1], num_docs=3)
-    model = STRATEGIES.get("domain")().fit(lists)
+    model = STRATEGIES.get("domain")().fit_lists(lists)
     assert model.n_labels_dropped_ == 1
     assert model.cuts_[1] == 0
     reduced = lists.select_labels([0, 2])
-    assert model.f_macro_ == pytest.approx(STRATEGIES.get("domain")().fit(reduced).f_macro_)
+    assert model.f_macro_ == pytest.approx(STRATEGIES.get("domain")().fit_lists(reduced).f_macro_)
 
 
 def test_predict_all_uses_true_number_of_documents_on_truncated_lists():
     # one relevant document beyond a 2-document list; m = 10
     lists = RankedLists.from_relevance_lists([[0, 0]], [1], num_docs=10)
-    model = STRATEGIES.get("independent")().fit(lists)
+    model = STRATEGIES.get("independent")().fit_lists(lists)
     assert model.cuts_[0] == 10
     assert model.metrics_["precision"] == pytest.approx(0.1)
     assert model.metrics_["recall"] == 1.0
-    without = STRATEGIES.get("independent")().fit(
+    without = STRATEGIES.get("independent")().fit_lists(
         RankedLists.from_relevance_lists([[0, 0]], [1], num_docs=10, include_predict_all=False)
     )
     assert without.cuts_[0] == 0 and without.f_macro_ == 0.0
@@ -94,19 +95,19 @@ def test_strategies_follow_the_estimator_contract():
         assert model.get_params()["beta"] == 2.0
         assert clone(model).get_params() == model.get_params()
         split = tiny_scored_split()
-        with pytest.raises(RuntimeError, match="not fitted"):
+        with pytest.raises(NotFittedError, match="not fitted"):
             model.evaluate_scores(split)
         model.fit_scores(split)
         assert model.evaluate_scores(split)["f_macro"] == pytest.approx(model.f_macro_)
         if not cls.requires_scores:
-            model = clone(model).fit(example_like())
-            assert model.score(example_like()) == pytest.approx(model.f_macro_)
+            model = clone(model).fit_lists(example_like())
+            assert model.score_lists(example_like()) == pytest.approx(model.f_macro_)
 
 
 @pytest.mark.parametrize("beta", [0.0, -1.0, float("nan"), float("inf")])
 def test_bad_beta_is_rejected(beta):
     with pytest.raises(ValueError, match="beta"):
-        STRATEGIES.get("domain")(beta=beta).fit(example_like())
+        STRATEGIES.get("domain")(beta=beta).fit_lists(example_like())
 
 
 def test_unknown_strategy_lists_known_names():

@@ -24,7 +24,7 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 def test_domain_bounds_bracket_brute_force(instance):
     lists, beta = instance
     truth = brute_force(lists, beta)["f_macro"]
-    model = STRATEGIES.get("domain")(beta=beta).fit(lists)
+    model = STRATEGIES.get("domain")(beta=beta).fit_lists(lists)
     assert model.lower_bound_ <= truth + TOL
     assert truth <= model.upper_bound_ + TOL
     assert model.f_macro_ == model.lower_bound_
@@ -40,8 +40,8 @@ def test_domain_bounds_bracket_brute_force(instance):
 def test_baselines_never_exceed_brute_force(instance):
     lists, beta = instance
     truth = brute_force(lists, beta)
-    independent = STRATEGIES.get("independent")(beta=beta).fit(lists)
-    coordinate = STRATEGIES.get("coordinate")(beta=beta).fit(lists)
+    independent = STRATEGIES.get("independent")(beta=beta).fit_lists(lists)
+    coordinate = STRATEGIES.get("coordinate")(beta=beta).fit_lists(lists)
     assert independent.f_macro_ <= truth["f_macro"] + TOL
     assert coordinate.f_macro_ <= truth["f_macro"] + TOL
     assert coordinate.f_macro_ >= independent.f_macro_ - TOL  # ascent starts from T_b
@@ -60,13 +60,13 @@ def test_label_order_does_not_matter(instance, rnd):
     permutation = np.array(rnd.sample(range(lists.n_labels), lists.n_labels))
     shuffled = lists.select_labels(permutation)
     for name in ("domain", "independent"):
-        a = STRATEGIES.get(name)(beta=beta).fit(lists)
-        b = STRATEGIES.get(name)(beta=beta).fit(shuffled)
+        a = STRATEGIES.get(name)(beta=beta).fit_lists(lists)
+        b = STRATEGIES.get(name)(beta=beta).fit_lists(shuffled)
         assert a.f_macro_ == pytest.approx(b.f_macro_, abs=TOL)
         assert a.metrics_["macro_f"] == pytest.approx(b.metrics_["macro_f"], abs=TOL)
         if a.upper_bound_ is not None:
             assert a.upper_bound_ == pytest.approx(b.upper_bound_, abs=TOL)
     # independent is per label: the cuts themselves move with their labels
-    a = STRATEGIES.get("independent")(beta=beta).fit(lists)
-    b = STRATEGIES.get("independent")(beta=beta).fit(shuffled)
+    a = STRATEGIES.get("independent")(beta=beta).fit_lists(lists)
+    b = STRATEGIES.get("independent")(beta=beta).fit_lists(shuffled)
     np.testing.assert_array_equal(a.cuts_[permutation], b.cuts_)

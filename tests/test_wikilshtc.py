@@ -59,7 +59,7 @@ def test_loads_the_zip_with_the_true_number_of_documents(fake_wiki):
     np.testing.assert_array_equal(lists.list_length, [10] * 4)
     np.testing.assert_array_equal(lists.relevant_rank, [1, 3, 10, *range(1, 11), 2, 9])
     assert lists.include_predict_all
-    model = STRATEGIES.get("domain")().fit(lists)
+    model = STRATEGIES.get("domain")().fit_lists(lists)
     assert model.lower_bound_ == model.f_macro_ <= model.upper_bound_
     candidates = build_candidates(lists)  # label 1: "predict all" uses m = 50, not the list length 10
     last = candidates.cand_ptr[1] - 1
@@ -67,10 +67,10 @@ def test_loads_the_zip_with_the_true_number_of_documents(fake_wiki):
 
 
 def test_predict_all_variant_and_first_labels(fake_wiki):
-    with_all = STRATEGIES.get("domain")().fit(DATASETS.get("wikilshtc")(num_docs=50).load())
+    with_all = STRATEGIES.get("domain")().fit_lists(DATASETS.get("wikilshtc")(num_docs=50).load())
     without = DATASETS.get("wikilshtc")(num_docs=50, include_predict_all=False).load()
     assert without.include_predict_all is False
-    model = STRATEGIES.get("domain")().fit(without)
+    model = STRATEGIES.get("domain")().fit_lists(without)
     assert not np.any(model.cuts_ == 50)  # predict-all never chosen when not allowed
     assert model.f_macro_ <= with_all.f_macro_ + 1e-12
     assert DATASETS.get("wikilshtc")(num_docs=50, first_n_labels=2).load().n_labels == 2
@@ -149,9 +149,9 @@ def test_real_wiki_counts_and_timing(wiki_timed):
 def test_real_wiki_reference_numbers(wiki_timed, predict_all, optimum, f_macro_tb, macro_f_tb):
     lists = wiki_timed[2] if predict_all else wiki_timed[4]
     assert lists.include_predict_all is predict_all
-    domain = STRATEGIES.get("domain")().fit(lists)
+    domain = STRATEGIES.get("domain")().fit_lists(lists)
     assert domain.f_macro_ == pytest.approx(optimum, abs=1e-6)
     assert domain.upper_bound_ - domain.f_macro_ <= 1e-6
-    independent = STRATEGIES.get("independent")().fit(lists)
+    independent = STRATEGIES.get("independent")().fit_lists(lists)
     assert independent.f_macro_ == pytest.approx(f_macro_tb, abs=1e-6)
     assert independent.metrics_["macro_f"] == pytest.approx(macro_f_tb, abs=1e-6)

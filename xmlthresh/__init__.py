@@ -1,8 +1,48 @@
 """xmlthresh: find, certify and benchmark decision thresholds for (extreme) multi-label classification.
 
+The library API (imported on first use, so ``import xmlthresh`` stays light -- no numba, mlflow or pandas):
+
+* :func:`fit_thresholds` -- per-label thresholds maximising F-macro on a score matrix (dense or sparse top-k
+  CSR) and its labels, returning a :class:`ThresholdResult` (thresholds, certified bounds, report, predict,
+  save / load);
+* :class:`ThresholdClassifier` -- a scikit-learn meta-estimator: out-of-fold scores of any multi-label
+  classifier, thresholds fitted on them, the classifier refitted on all data;
+* :func:`f_macro_score` (and :func:`f_macro_scorer` for ``GridSearchCV``) -- the measure itself.
+
 The package is organised by concept (see README): ``data`` holds the ranked-list model and its loaders,
-``datasets`` the registered dataset plugins, ``strategies`` the registered threshold strategies,
-``metrics`` the quality measures, ``tracking`` the MLflow layer and ``cli`` the Hydra entry point.
+``datasets`` the registered dataset plugins, ``strategies`` the registered threshold strategies (every one a
+scikit-learn estimator on score matrices), ``metrics`` the quality measures, ``tracking`` the MLflow layer
+and ``cli`` the Hydra entry point.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+#: public name -> module that defines it (loaded lazily by ``__getattr__``)
+_LAZY = {
+    "fit_thresholds": "xmlthresh.api",
+    "ThresholdResult": "xmlthresh.result",
+    "ThresholdClassifier": "xmlthresh.classifier",
+    "f_macro_scorer": "xmlthresh.classifier",
+    "f_macro_score": "xmlthresh.metrics",
+    "InputError": "xmlthresh.validation",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'xmlthresh' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

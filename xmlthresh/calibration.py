@@ -93,6 +93,27 @@ class ScoreCalibration:
         self.n_labels_pooled_only_ = int(np.count_nonzero(self.weight_ == 0))
         return self
 
+    # ------------------------------------------------------------------ state (saved thresholds files)
+    _STATE = ("pooled_x_", "pooled_y_", "weight_", "unscored_eta_", "iso_ptr_", "iso_x_", "iso_y_", "platt_a_",
+              "platt_b_")
+
+    def state(self) -> dict:
+        """The fitted maps as numbers, strings and arrays (for a saved result)."""
+        state = {"method": self.method, "shrinkage": self.shrinkage, "n_labels": int(self.n_labels_),
+                 "n_labels_pooled_only": int(self.n_labels_pooled_only_)}
+        state.update({name: getattr(self, name) for name in self._STATE if hasattr(self, name)})
+        return state
+
+    @classmethod
+    def from_state(cls, state: dict) -> "ScoreCalibration":
+        calibration = cls(str(state["method"]), float(state["shrinkage"]))
+        for name in cls._STATE:
+            if name in state:
+                setattr(calibration, name, np.asarray(state[name]))
+        calibration.n_labels_ = int(state["n_labels"])
+        calibration.n_labels_pooled_only_ = int(state.get("n_labels_pooled_only", 0))
+        return calibration
+
     # ------------------------------------------------------------------ transform
     def transform_entries(self, entries: LabelEntries) -> np.ndarray:
         """eta of every entry (same order as ``entries.score``)."""

@@ -142,6 +142,7 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
     ranked_here = isinstance(data, MultiLabelData)
     if ranked_here:
         data, ranker_name = _rank(data, ranker_cfg, seed, spec)
+        data = data.with_predict_all(dataset.include_predict_all)
         data_info = {"ranker": ranker_name, **data.info}
         tracker.log_params({"ranker": ranker_name, **flatten(ranker_cfg, "ranker.")})
     seeds = seeds_used(seed, split_seeds, data, spec, ranked_here, strategy.get_params())
@@ -162,11 +163,10 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
         strategy.warm_up()
         warmup_seconds = time.perf_counter() - started
     log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
-    include_predict_all = bool(dataset_cfg.get("include_predict_all", True))
-    evaluation = fit_and_evaluate(strategy, data, protocol=spec, include_predict_all=include_predict_all)
+    evaluation = fit_and_evaluate(strategy, data, protocol=spec)
     evaluation.update(population_metrics(dataset, data, strategy, beta))
     if cfg.get("ceiling", False) and isinstance(data, ScoreData) and protocol != "oracle":
-        evaluation["ceiling_f_macro"] = ceiling_f_macro(data.splits["test"], beta, include_predict_all)
+        evaluation["ceiling_f_macro"] = ceiling_f_macro(data.splits["test"], beta)
     thresholds_path = run_dir / "thresholds.csv"
     write_text_atomic(thresholds_path, thresholds_table(strategy, _label_ids(data)).to_csv(index=False))
     tracker.log_artifact(thresholds_path)
@@ -182,12 +182,12 @@ def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: d
     return {**base, **evaluation, "warmup_seconds": warmup_seconds}
 
 
-def ceiling_f_macro(split: Any, beta: float, include_predict_all: bool = True) -> float:
+def ceiling_f_macro(split: Any, beta: float) -> float:
     """The transfer study's ceiling: F-macro of ``domain`` fitted on the evaluation split itself (its labels
     included) -- what no rule fitted elsewhere can beat on that split."""
     from .strategies.domain import DomainStrategy
 
-    return float(DomainStrategy(beta=beta).fit_scores(split, include_predict_all=include_predict_all).f_macro_)
+    return float(DomainStrategy(beta=beta).fit_scores(split).f_macro_)
 
 
 def strategy_variant(name: str, strategy: BaseStrategy) -> str:

@@ -8,7 +8,10 @@ labels with s_k = 0 are excluded from every average (callers drop them, ``evalua
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import scipy.sparse as sp
 
 from .data.ranked_lists import RankedLists
 
@@ -92,3 +95,21 @@ def true_positives_at_cuts(lists: RankedLists, cut: np.ndarray) -> np.ndarray:
 def evaluate_cuts(lists: RankedLists, cut: np.ndarray, beta: float = 1.0) -> dict[str, float]:
     """Metrics of the cut vector ``cut`` on ranked lists (all labels must have s_k > 0)."""
     return evaluate(true_positives_at_cuts(lists, cut), cut, lists.n_relevant, beta)
+
+
+def f_macro_score(y_true: Any, y_pred: Any, *, beta: float = 1.0) -> float:
+    """F-macro = F_beta(mean precision, mean recall) of 0/1 predictions against 0/1 labels (documents x labels,
+    dense or sparse), over the labels with at least one relevant document -- the measure every strategy
+    optimises, in scikit-learn's ``metric(y_true, y_pred)`` form (``make_scorer(f_macro_score)``; for
+    ``beta != 1``: ``make_scorer(f_macro_score, beta=2.0)``)."""
+    from .validation import InputError, check_labels
+
+    truth = check_labels(y_true, np.shape(y_true) if not sp.issparse(y_true) else y_true.shape, what="y_true")
+    pred = check_labels(y_pred, truth.shape, what="y_pred")
+    n_relevant = np.asarray(truth.sum(axis=0)).ravel().astype(np.int64)
+    kept = n_relevant > 0
+    if not kept.any():
+        raise InputError("F-macro is undefined: no label has a relevant document in y_true")
+    tp = np.asarray(truth.multiply(pred).sum(axis=0)).ravel().astype(np.int64)
+    predicted = np.asarray(pred.sum(axis=0)).ravel().astype(np.int64)
+    return evaluate(tp[kept], predicted[kept], n_relevant[kept], beta)["f_macro"]

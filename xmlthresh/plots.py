@@ -142,7 +142,7 @@ def per_label_pr(lists: RankedLists, beta: float, max_points: int = 20_000, seed
     rng = np.random.default_rng(seed)
     shown = rng.permutation(kept.n_labels)[:max_points]
     for name, marker, color in (("independent", "x", "tab:orange"), ("domain", ".", "tab:blue")):
-        model = STRATEGIES.get(name)(beta=beta).fit(kept)
+        model = STRATEGIES.get(name)(beta=beta).fit_lists(kept)
         p, r = per_label_precision_recall(true_positives_at_cuts(kept, model.cuts_), model.cuts_, kept.n_relevant)
         target = "macro-F optimum" if name == "independent" else "F-macro optimum"
         ax.scatter(p[shown], r[shown], s=10, marker=marker, color=color, alpha=0.6,

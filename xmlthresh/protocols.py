@@ -104,16 +104,16 @@ def protocol_spec(value: str | Mapping[str, Any] | ProtocolSpec | None, run_seed
 
 
 def fit_and_evaluate(strategy: BaseStrategy, data: RankedLists | ScoreData,
-                     protocol: str | Mapping[str, Any] | ProtocolSpec = "oracle", seed: int = 0,
-                     include_predict_all: bool = True) -> dict[str, Any]:
+                     protocol: str | Mapping[str, Any] | ProtocolSpec = "oracle", seed: int = 0) -> dict[str, Any]:
     """Fit ``strategy`` as the protocol says and return its evaluation (see module docstring).
 
-    ``seed`` is the protocol's seed when ``protocol`` does not give one (a plain name)."""
+    ``seed`` is the protocol's seed when ``protocol`` does not give one (a plain name). Whether "predict all"
+    is a candidate is a property of the data (``include_predict_all`` of the lists or splits)."""
     spec = protocol_spec(protocol, run_seed=seed)
     if isinstance(data, RankedLists):
         return _ranked_lists(strategy, data, spec)
     if isinstance(data, ScoreData):
-        return _score_data(strategy, data, spec, include_predict_all)
+        return _score_data(strategy, data, spec)
     raise TypeError(f"cannot fit thresholds on {type(data).__name__}; expected RankedLists or ScoreData")
 
 
@@ -123,12 +123,12 @@ def _ranked_lists(strategy, lists: RankedLists, spec: ProtocolSpec) -> dict[str,
         raise ProtocolError(f"protocol=crossfit refits a ranker on k-1 folds of the training documents, but "
                             f"{lists.name!r} is ranked lists (no features, no ranker): use protocol=holdout")
     if protocol == "oracle":
-        seconds = _timed(strategy.fit, lists)
+        seconds = _timed(strategy.fit_lists, lists)
         report = strategy.report()
         return {**report, "protocol": protocol, "n_labels": int(lists.n_labels - strategy.n_labels_dropped_),
                 "n_docs": int(lists.num_docs), "fit_seconds": seconds}
     halves = split_ranked_lists(lists, seed=spec.seed)
-    seconds = _timed(strategy.fit, halves.fit)
+    seconds = _timed(strategy.fit_lists, halves.fit)
     eval_cuts = halves.transfer_cuts(strategy.cuts_)
     kept = halves.eval.n_relevant > 0
     metrics = evaluate_cuts(halves.eval.select_labels(kept), eval_cuts[kept], strategy.beta)
@@ -136,11 +136,11 @@ def _ranked_lists(strategy, lists: RankedLists, spec: ProtocolSpec) -> dict[str,
             "fit_seconds": seconds}
 
 
-def _score_data(strategy, data: ScoreData, spec: ProtocolSpec, include_predict_all: bool) -> dict[str, Any]:
+def _score_data(strategy, data: ScoreData, spec: ProtocolSpec) -> dict[str, Any]:
     protocol = spec.name
     test = data.splits["test"]
     if protocol == "oracle":
-        seconds = _timed(strategy.fit_scores, test, include_predict_all=include_predict_all)
+        seconds = _timed(strategy.fit_scores, test)
         report = strategy.report()
         return {**report, "protocol": protocol, "n_labels": int((test.n_relevant > 0).sum()),
                 "n_docs": int(test.n_docs), "eval_split": "test", "fit_seconds": seconds}
@@ -148,7 +148,7 @@ def _score_data(strategy, data: ScoreData, spec: ProtocolSpec, include_predict_a
         what = "a validation split" if protocol == "holdout" else "features (to cross-fit a ranker) or a validation split"
         raise ProtocolError(f"protocol={protocol} needs {what}; {data.name!r} has {sorted(data.splits)}")
     fit = data.splits["validation"]
-    seconds = _timed(strategy.fit_scores, fit, include_predict_all=include_predict_all)
+    seconds = _timed(strategy.fit_scores, fit)
     metrics = strategy.evaluate_scores(test)
     result = _holdout_result(strategy, metrics, protocol, n_labels=int((test.n_relevant > 0).sum()),
                              n_docs=int(test.n_docs))

@@ -116,8 +116,16 @@ class ScoreData:
             if n >= split.n_labels:
                 return self
             names = None if split.label_names is None else split.label_names[:n]
-            splits[key] = ScoredSplit(split.scores[:, :n], split.labels[:, :n], name=split.name, label_names=names)
+            splits[key] = ScoredSplit(split.scores[:, :n], split.labels[:, :n], name=split.name, label_names=names,
+                                      include_predict_all=split.include_predict_all)
         return ScoreData(self.name, splits, {**self.info, "first_n_labels": n})
+
+    def with_predict_all(self, include_predict_all: bool) -> "ScoreData":
+        """The same data with every split's ``include_predict_all`` set (the data set's problem definition)."""
+        splits = {key: split.with_predict_all(include_predict_all) for key, split in self.splits.items()}
+        if all(splits[key] is self.splits[key] for key in splits):
+            return self
+        return ScoreData(self.name, splits, dict(self.info))
 
     def __post_init__(self) -> None:
         if "test" not in self.splits:

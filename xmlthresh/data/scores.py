@@ -1,7 +1,8 @@
 """Score matrices: a ranker's scores and the true labels of one split, and the bridge to ranked lists.
 
 A :class:`ScoredSplit` holds, for m documents and n labels, a score matrix (dense ``(m, n)`` floats, or a
-sparse top-k CSR matrix whose missing entries are *unscored*) and a sparse 0/1 label matrix. It converts to
+sparse top-k CSR matrix whose missing entries are *unscored*) and a sparse 0/1 label matrix (``None`` for a
+split that is only predicted: everything that needs relevance then says so). It converts to
 the ranked-list model (per label: documents sorted by score) so every strategy works on both, and maps the
 cuts a strategy chose back to **score thresholds** that apply to any other split of the same labels.
 
@@ -11,17 +12,20 @@ Conventions (explicit and tested):
 * documents without a score for a label (sparse top-k) rank below every scored document: the label's list
   is truncated at its scored documents and only "predict all" reaches the rest;
 * a threshold t predicts the documents with score >= t; cut 0 <-> t = +inf (nothing), "predict all" <->
-  t = -inf (every document, scored or not).
+  t = -inf (every document, scored or not);
+* ``include_predict_all``: whether "predict all" is a candidate when fitting on the split -- a property of
+  the problem, so it travels with the data (as in :class:`RankedLists`) instead of being passed to every fit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..thresholds import apply_thresholds
 from .ranked_lists import RankedLists
 
 
@@ -31,19 +35,22 @@ class ScoreDataError(ValueError):
 
 @dataclass(frozen=True)
 class ScoredSplit:
-    """Scores and true labels of one split (documents x labels)."""
+    """Scores and true labels of one split (documents x labels); ``labels=None`` for a split to predict."""
 
     scores: np.ndarray | sp.csr_matrix
-    labels: sp.csr_matrix
+    labels: sp.csr_matrix | None = None
     name: str = ""
     label_names: np.ndarray | None = None
+    include_predict_all: bool = True
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        labels = sp.csr_matrix(self.labels, dtype=bool)
-        labels.eliminate_zeros()
-        labels.sort_indices()
-        set_(self, "labels", labels)
+        labels = None
+        if self.labels is not None:
+            labels = sp.csr_matrix(self.labels, dtype=bool)
+            labels.eliminate_zeros()
+            labels.sort_indices()
+            set_(self, "labels", labels)
         if sp.issparse(self.scores):
             scores = sp.csr_matrix(self.scores, dtype=np.float64)
             scores.sort_indices()
@@ -54,7 +61,7 @@ class ScoredSplit:
                 raise ScoreDataError(f"split {self.name!r}: scores must be 2-D (documents x labels), got {scores.ndim}-D")
             values = scores
         set_(self, "scores", scores)
-        if scores.shape != labels.shape:
+        if labels is not None and scores.shape != labels.shape:
             raise ScoreDataError(f"split {self.name!r}: scores {scores.shape} and labels {labels.shape} differ in shape")
         bad = ~np.isfinite(values)
         if np.any(bad):
@@ -75,12 +82,27 @@ class ScoredSplit:
 
     @property
     def n_relevant(self) -> np.ndarray:
-        return np.asarray(self.labels.sum(axis=0)).ravel().astype(np.int64)
+        return np.asarray(self._labels().sum(axis=0)).ravel().astype(np.int64)
 
-    def ranking(self, include_predict_all: bool = True) -> "ScoreRanking":
-        """Per label the documents sorted by decreasing score, as ranked lists plus the sorted scores."""
+    def _labels(self) -> sp.csr_matrix:
+        if self.labels is None:
+            raise ScoreDataError(f"split {self.name!r} has no labels: it can be predicted, not fitted or evaluated")
+        return self.labels
+
+    def with_predict_all(self, include_predict_all: bool) -> "ScoredSplit":
+        """The same split with ``include_predict_all`` set (no copy of the matrices when it is unchanged)."""
+        if bool(include_predict_all) == self.include_predict_all:
+            return self
+        return replace(self, include_predict_all=bool(include_predict_all))
+
+    def ranking(self, include_predict_all: bool | None = None) -> "ScoreRanking":
+        """Per label the documents sorted by decreasing score, as ranked lists plus the sorted scores.
+
+        ``include_predict_all`` overrides the split's own flag (None: the split's)."""
+        if include_predict_all is None:
+            include_predict_all = self.include_predict_all
         label_ptr, order_doc, order_score = _sorted_by_label(self.scores)
-        labels_csc = self.labels.tocsc()
+        labels_csc = self._labels().tocsc()
         labels_csc.sort_indices()
         relevant_rank, tie_end, rel_ptr = _relevance_in_order(
             label_ptr, order_doc, order_score, labels_csc.indptr.astype(np.int64),
@@ -109,31 +131,43 @@ class ScoredSplit:
             coo = self.scores.tocoo()
             hit = coo.data >= thresholds[coo.col]
             predicted = np.bincount(coo.col[hit], minlength=self.n_labels)
-            rel_score, rel_label = _relevant_scores(self.scores, self.labels)
+            rel_score, rel_label = _relevant_scores(self.scores, self._labels())
             tp = np.bincount(rel_label[rel_score >= thresholds[rel_label]], minlength=self.n_labels)
         else:
             hit = self.scores >= thresholds[None, :]
             predicted = hit.sum(axis=0)
-            tp = np.asarray(self.labels.multiply(hit).sum(axis=0)).ravel()
+            tp = np.asarray(self._labels().multiply(hit).sum(axis=0)).ravel()
         predicted = np.where(predict_all, self.n_docs, predicted).astype(np.int64)
         tp = np.where(predict_all, self.n_relevant, tp).astype(np.int64)
         return tp, predicted
 
     def predict(self, thresholds: np.ndarray) -> sp.csr_matrix:
-        """0/1 predictions (documents x labels) of the score thresholds. "Predict all" labels are dense
-        columns: for extreme label counts prefer :meth:`counts_at`."""
-        thresholds = np.asarray(thresholds, dtype=np.float64)
-        if sp.issparse(self.scores):
-            coo = self.scores.tocoo()
-            keep = coo.data >= thresholds[coo.col]
-            pred = sp.csr_matrix((np.ones(keep.sum(), bool), (coo.row[keep], coo.col[keep])), shape=self.scores.shape)
-            all_cols = np.flatnonzero(thresholds == -np.inf)
-            if len(all_cols):
-                rows = np.repeat(np.arange(self.n_docs), len(all_cols))
-                cols = np.tile(all_cols, self.n_docs)
-                pred = (pred + sp.csr_matrix((np.ones(len(rows), bool), (rows, cols)), shape=pred.shape)).astype(bool)
-            return pred.tocsr()
-        return sp.csr_matrix(self.scores >= thresholds[None, :])
+        """Boolean CSR predictions (documents x labels) of the score thresholds (:mod:`xmlthresh.thresholds`).
+        "Predict all" labels are full columns: for extreme label counts prefer :meth:`counts_at`."""
+        return apply_thresholds(self.scores, thresholds)
+
+    def counts_of(self, predictions) -> tuple[np.ndarray, np.ndarray]:
+        """(tp, predicted) per label of a 0/1 prediction matrix (dense or sparse, documents x labels)."""
+        pred = predictions if sp.issparse(predictions) else np.asarray(predictions)
+        if pred.shape != self.scores.shape:
+            raise ValueError(f"predictions of shape {pred.shape} for a split of shape {self.scores.shape}")
+        pred = sp.csr_matrix(pred, dtype=bool)
+        pred.eliminate_zeros()
+        predicted = np.asarray(pred.sum(axis=0)).ravel().astype(np.int64)
+        tp = np.asarray(self._labels().multiply(pred).sum(axis=0)).ravel().astype(np.int64)
+        return tp, predicted
+
+    def top_documents(self, cuts: np.ndarray) -> sp.csr_matrix:
+        """Boolean CSR predictions where label k predicts its top ``cuts[k]`` documents by decreasing score
+        (ties in document order, as in :meth:`ranking`), at most its scored documents. Needs no labels."""
+        label_ptr, doc, _ = _sorted_by_label(self.scores)
+        lengths = np.diff(label_ptr)
+        cuts = np.minimum(np.asarray(cuts, dtype=np.int64), lengths)
+        position = np.arange(len(doc), dtype=np.int64) - np.repeat(label_ptr[:-1], lengths)
+        keep = position < np.repeat(cuts, lengths)
+        label = np.repeat(np.arange(self.n_labels, dtype=np.int64), lengths)
+        return sp.csr_matrix((np.ones(int(keep.sum()), dtype=bool), (doc[keep], label[keep])),
+                             shape=self.scores.shape)
 
 
 def _relevant_scores(scores: sp.csr_matrix, labels: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:

@@ -28,8 +28,11 @@ class Dataset(ABC):
         """Read or generate the full data."""
 
     def load(self) -> Data:
-        """The data, restricted to the first ``first_n_labels`` labels when that is set."""
+        """The data, restricted to the first ``first_n_labels`` labels when that is set; score data carry the
+        data set's ``include_predict_all`` on every split (ranked lists get it from their loader)."""
         data = self._load()
         if self.first_n_labels is not None:
             data = data.first_labels(int(self.first_n_labels))
+        if isinstance(data, ScoreData):
+            data = data.with_predict_all(self.include_predict_all)
         return data

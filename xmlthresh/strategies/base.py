@@ -1,16 +1,41 @@
-"""The estimator contract every threshold strategy follows (scikit-learn style).
+"""The estimator contract every threshold strategy follows (scikit-learn estimators on score data).
 
-Two families share :class:`BaseStrategy`:
+**Public contract** (every registered strategy, peers included):
 
-* :class:`ThresholdStrategy` (domain, independent, coordinate, ...) works on ranked lists: ``fit(lists)``
-  chooses one cut per label (the number of top documents predicted) and sets fitted attributes ending in
-  ``_``; ``evaluate(lists)`` / ``score(lists)`` measure those cuts. On score data, ``fit_scores(split)``
-  fits on the split's ranking and turns the cuts into score thresholds that apply to any other split.
-* :class:`ScoreStrategy` (rcut, pcut, scut) needs per-document scores: only ``fit_scores(split)``.
+* ``fit(scores, labels, *, include_predict_all=True) -> self`` -- ``scores`` documents x labels, a dense
+  array or a sparse top-k CSR matrix (missing entries are unscored); ``labels`` 0/1 of the same shape,
+  dense or sparse. Validated once here (:mod:`xmlthresh.validation`); ``include_predict_all`` says whether
+  "predict all" is a candidate (a property of the problem, kept on the split it builds).
+* ``predict(scores) -> scipy.sparse.csr_matrix`` (bool, documents x labels) -- needs no labels; the number of
+  label columns must be the fitted one (``n_features_in_``: the score columns are the estimator's features).
+* ``score(scores, labels) -> float`` -- F-macro of ``predict(scores)`` (labels without relevant documents
+  excluded), so ``GridSearchCV`` can tune strategy parameters.
+* ``sklearn.utils.validation.check_is_fitted`` works (``__sklearn_is_fitted__``); ``predict``, ``score``,
+  ``report`` and ``evaluate_scores`` before ``fit`` raise ``sklearn.exceptions.NotFittedError``.
+* ``report()`` -- metrics on the fit data, ``lower_bound`` / ``upper_bound`` (None without a certificate) and
+  strategy diagnostics: what the CLI writes to ``result.json``.
 
-Both evaluate on a scored split with ``evaluate_scores(split)`` (through ``counts(split)``), and say with
-``skip(data)`` when they cannot run on a kind of data (benchopt style: ``(True, reason)``). Parameters are
-plain constructor arguments, so ``get_params``/``set_params``, ``clone`` and grid search work.
+**What a subclass implements** (the split-level hooks; a :class:`ScoredSplit` is validated already):
+
+* ``fit_scores(split) -> self`` -- fit on ``split`` (reading ``split.include_predict_all``), then call
+  ``self._set_fit_results(split)`` (ScoreStrategy) to set ``metrics_``, ``f_macro_``, bounds, ``kept_labels_``,
+  ``n_labels_dropped_`` and ``n_features_in_`` from ``counts(split)``; set ``info_`` before it.
+* ``predict_split(split) -> 0/1 matrix`` -- predictions on a split whose ``labels`` may be ``None``. The
+  default applies ``score_thresholds_`` (one score threshold per label, predict score >= t, -inf = all,
+  +inf = none): a rule that sets ``score_thresholds_`` needs no ``predict_split`` of its own.
+* ``counts(split) -> (tp, predicted)`` per label -- optional: the default counts ``predict_split(split)``
+  against ``split.labels``; override it when counting is cheaper than materialising predictions.
+* ``rule_state() -> dict`` / ``restore_rule(state, n_labels)`` -- only for rules without
+  ``score_thresholds_``: the fitted state ``predict_split`` needs, so a saved result can predict.
+
+**Ranked lists** (no scores, so no score thresholds): :class:`ThresholdStrategy` (domain, independent,
+coordinate, ...) also fits ranked lists with ``fit_lists(lists)``, choosing one cut per label (the number of
+top documents predicted, ``cuts_``); ``evaluate_lists(lists)`` / ``score_lists(lists)`` measure those cuts.
+On score data its ``fit_scores`` fits the split's ranking and turns the cuts into ``score_thresholds_``.
+:class:`ScoreStrategy` (rcut, pcut, scut, peers) needs per-document scores.
+
+Both say with ``skip(data)`` when they cannot run on a kind of data (benchopt style: ``(True, reason)``).
+Parameters are plain constructor arguments, so ``get_params``/``set_params``, ``clone`` and grid search work.
 
 Shared conventions: labels with s_k = 0 are excluded (cut 0, counted in ``n_labels_dropped_``); the
 candidates are the Pareto-reduced cuts of ``xmlthresh.data.candidates``; the reported ``f_macro_`` is
@@ -21,10 +46,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import numpy as np
-from sklearn.base import BaseEstimator, clone
-
 import logging
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import NotFittedError
 
 from ..data.candidates import Candidates, build_candidates
 from ..data.objective import (FlooredCandidates, check_min_precision, check_smoothing, choice_diagnostics,
@@ -32,6 +59,7 @@ from ..data.objective import (FlooredCandidates, check_min_precision, check_smoo
 from ..data.ranked_lists import RankedLists
 from ..data.scores import ScoredSplit
 from ..metrics import evaluate, evaluate_cuts, f_beta
+from ..validation import check_labels, check_scores
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +77,8 @@ def tiny_scored_split() -> ScoredSplit:
 
 
 class BaseStrategy(BaseEstimator):
-    """What every strategy offers: beta, parameter checks, scored-split evaluation, skip, warm-up, report."""
+    """What every strategy offers: the score-matrix estimator API (fit / predict / score), beta, parameter
+    checks, scored-split evaluation, skip, warm-up, report."""
 
     #: registry name (set by the ``@STRATEGIES.register`` decorator)
     registry_name: ClassVar[str] = ""
@@ -64,6 +93,56 @@ class BaseStrategy(BaseEstimator):
     def __init__(self, beta: float = 1.0) -> None:
         self.beta = beta
 
+    # ------------------------------------------------------------------ public API (score matrices)
+    def fit(self, scores: Any, labels: Any, *, include_predict_all: bool = True) -> "BaseStrategy":
+        """Fit the rule on a score matrix (dense, or sparse top-k CSR) and its 0/1 label matrix."""
+        scores = check_scores(scores)
+        labels = check_labels(labels, scores.shape)
+        return self.fit_scores(ScoredSplit(scores, labels, include_predict_all=bool(include_predict_all)))
+
+    def predict(self, scores: Any) -> sp.csr_matrix:
+        """Boolean CSR predictions (documents x labels) of the fitted rule; needs no labels."""
+        self._check_fitted()
+        scores = check_scores(scores, n_labels=self.n_features_in_)
+        return _as_bool_csr(self.predict_split(ScoredSplit(scores, name="predict")))
+
+    def score(self, scores: Any, labels: Any) -> float:
+        """F-macro of ``predict(scores)`` against ``labels`` (higher is better, as scikit-learn expects)."""
+        self._check_fitted()
+        scores = check_scores(scores, n_labels=self.n_features_in_)
+        split = ScoredSplit(scores, check_labels(labels, scores.shape), name="score")
+        return self.evaluate_scores(split)["f_macro"]
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "metrics_")
+
+    # ------------------------------------------------------------------ split-level hooks
+    def fit_scores(self, split: ScoredSplit) -> "BaseStrategy":
+        """Fit on a validated scored split (see the module docstring)."""
+        raise NotImplementedError
+
+    def predict_split(self, split: ScoredSplit) -> Any:
+        """0/1 predictions (documents x labels) on ``split`` (whose labels may be None): by default the
+        fitted score thresholds."""
+        if not hasattr(self, "score_thresholds_"):
+            raise NotFittedError(f"{type(self).__name__} was fitted on ranked lists (cuts, no score thresholds); "
+                                 "fit it on scores to predict")
+        return split.predict(self.score_thresholds_)
+
+    def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
+        """(true positives, predicted documents) per label of the fitted rule on ``split``."""
+        return split.counts_of(self.predict_split(split))
+
+    def rule_state(self) -> dict[str, Any]:
+        """The fitted state ``predict_split`` needs when the rule is not ``score_thresholds_`` (those are saved
+        as they are): numbers, strings and numpy arrays, written to a thresholds file by ThresholdResult."""
+        raise NotImplementedError(f"{type(self).__name__} cannot export its fitted rule")
+
+    def restore_rule(self, state: dict[str, Any], n_labels: int) -> "BaseStrategy":
+        """Set the attributes ``predict_split`` needs from :meth:`rule_state`'s output (a loaded file)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot restore a fitted rule")
+
+    # ------------------------------------------------------------------ evaluation, report
     def skip(self, data: Any) -> tuple[bool, str]:
         """``(True, reason)`` when the strategy cannot run on ``data`` (a RankedLists or ScoreData)."""
         if self.requires_scores and isinstance(data, RankedLists):
@@ -73,15 +152,11 @@ class BaseStrategy(BaseEstimator):
             )
         return False, ""
 
-    def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
-        """(true positives, predicted documents) per label of the fitted rule on ``split``."""
-        raise NotImplementedError
-
     def evaluate_scores(self, split: ScoredSplit) -> dict[str, float]:
         """Metrics of the fitted rule on a scored split (labels without relevant documents excluded)."""
         self._check_fitted()
-        if split.n_labels != len(self.kept_labels_):
-            raise ValueError(f"fitted on {len(self.kept_labels_)} labels, got a split with {split.n_labels}")
+        if split.n_labels != self.n_features_in_:
+            raise ValueError(f"fitted on {self.n_features_in_} labels, got a split with {split.n_labels}")
         tp, predicted = self.counts(split)
         kept = split.n_relevant > 0
         return evaluate(tp[kept], predicted[kept], split.n_relevant[kept], self.beta)
@@ -107,26 +182,28 @@ class BaseStrategy(BaseEstimator):
             raise ValueError(f"beta must be a positive finite number, got {self.beta!r}")
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "metrics_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted yet; call fit first")
+        if not self.__sklearn_is_fitted__():
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
+
+
+def _as_bool_csr(predictions: Any) -> sp.csr_matrix:
+    """A prediction matrix (dense 0/1 or sparse) as a canonical boolean CSR matrix."""
+    out = sp.csr_matrix(predictions, dtype=bool)
+    out.eliminate_zeros()
+    out.sort_indices()
+    return out
 
 
 class ScoreStrategy(BaseStrategy):
-    """A rule that needs per-document scores (RCut, PCut, SCut): subclasses implement ``fit_scores`` (set
-    ``metrics_`` on the fit split, ``kept_labels_``, ``info_``) and ``counts``."""
+    """A rule that needs per-document scores (RCut, PCut, SCut, the peers): subclasses implement
+    ``fit_scores`` (ending with ``_set_fit_results(split)``) and, unless they set ``score_thresholds_``,
+    ``predict_split``; ``counts`` only when cheaper than the default."""
 
     requires_scores = True
 
-    def fit(self, data: Any) -> "ScoreStrategy":
-        if isinstance(data, ScoredSplit):
-            return self.fit_scores(data)
-        raise TypeError(self.skip(data)[1] or f"{type(self).__name__} needs a ScoredSplit")
-
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "ScoreStrategy":
-        raise NotImplementedError
-
     def _set_fit_results(self, split: ScoredSplit) -> None:
         """Common fitted attributes once the rule is fixed: metrics on the fit split, no bounds."""
+        self.n_features_in_ = split.n_labels
         self.kept_labels_ = split.n_relevant > 0
         self.n_labels_dropped_ = int(np.count_nonzero(~self.kept_labels_))
         self.lower_bound_ = None
@@ -144,7 +221,7 @@ class ThresholdStrategy(BaseStrategy):
     """
 
     # ------------------------------------------------------------------ public API
-    def fit(self, lists: RankedLists) -> "ThresholdStrategy":
+    def fit_lists(self, lists: RankedLists) -> "ThresholdStrategy":
         """Choose the cuts on ``lists``; sets ``cuts_``, ``metrics_``, ``f_macro_``, bounds and ``info_``."""
         self._check_params()
         kept = lists.n_relevant > 0
@@ -158,6 +235,8 @@ class ThresholdStrategy(BaseStrategy):
         cuts[kept] = candidates.cut[choice]
         self.cuts_ = cuts
         self.fit_lists_ = lists  # a reference (for plots and diagnostics), not a copy
+        self.__dict__.pop("score_thresholds_", None)  # a refit on lists has cuts only (fit_scores sets them)
+        self.n_features_in_ = lists.n_labels
         self.kept_labels_ = kept
         self.n_labels_dropped_ = int(np.count_nonzero(~kept))
         self.n_candidates_ = candidates.n_candidates
@@ -172,7 +251,7 @@ class ThresholdStrategy(BaseStrategy):
         self._after_fit(candidates, choice)
         return self
 
-    def evaluate(self, lists: RankedLists) -> dict[str, float]:
+    def evaluate_lists(self, lists: RankedLists) -> dict[str, float]:
         """Metrics of the fitted cuts on ``lists`` (same labels as in fit)."""
         self._check_fitted()
         if lists.n_labels != len(self.cuts_):
@@ -180,32 +259,28 @@ class ThresholdStrategy(BaseStrategy):
         kept = self.kept_labels_ & (lists.n_relevant > 0)
         return evaluate_cuts(lists.select_labels(kept), self.cuts_[kept], self.beta)
 
-    def score(self, lists: RankedLists) -> float:
-        """F-macro of the fitted cuts on ``lists`` (higher is better, as scikit-learn expects)."""
-        return self.evaluate(lists)["f_macro"]
+    def score_lists(self, lists: RankedLists) -> float:
+        """F-macro of the fitted cuts on ``lists`` (higher is better)."""
+        return self.evaluate_lists(lists)["f_macro"]
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "ThresholdStrategy":
+    def fit_scores(self, split: ScoredSplit) -> "ThresholdStrategy":
         """Fit on the ranking of a scored split; ``score_thresholds_`` reproduce the cuts as score thresholds
         (predict score >= threshold; -inf = predict all, +inf = predict nothing) for use on other splits."""
-        ranking = split.ranking(include_predict_all=include_predict_all)
-        self.fit(ranking.lists)
+        ranking = split.ranking()
+        self.fit_lists(ranking.lists)
         self.score_thresholds_ = ranking.thresholds_for_cuts(self.cuts_)
         return self
 
     def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
+        """Counted from the score thresholds directly ("predict all" columns are never materialised)."""
         if not hasattr(self, "score_thresholds_"):
-            raise RuntimeError(f"{type(self).__name__} was fitted on ranked lists; use fit_scores for score data")
+            raise NotFittedError(f"{type(self).__name__} was fitted on ranked lists; fit it on scores for score data")
         return split.counts_at(self.score_thresholds_)
-
-    def predict(self, split: ScoredSplit):
-        """0/1 predictions (documents x labels, CSR) of the fitted score thresholds on ``split``."""
-        self._check_fitted()
-        return split.predict(self.score_thresholds_)
 
     def warm_up(self) -> None:
         """Compile the numba kernels on a tiny instance so that timing ``fit`` excludes JIT cost."""
         tiny = RankedLists.from_relevance_lists([[1, 0, 1, 0], [0, 1, 1, 0], [0, 0, 0, 1]], [2, 3, 1], num_docs=5)
-        clone(self).fit(tiny)
+        clone(self).fit_lists(tiny)
         clone(self).fit_scores(tiny_scored_split())
 
     # ------------------------------------------------------------------ subclass hooks

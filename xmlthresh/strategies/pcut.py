@@ -9,6 +9,7 @@ of m' documents, label k predicts its top round(x * prior_k * m') documents in t
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..data.scores import ScoredSplit
 from ..metrics import evaluate, true_positives_at_cuts
@@ -37,7 +38,7 @@ class PCutStrategy(ScoreStrategy):
         if not (isinstance(self.n_grid, int) and self.n_grid >= 1):
             raise ValueError(f"n_grid must be an integer >= 1, got {self.n_grid!r}")
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "PCutStrategy":
+    def fit_scores(self, split: ScoredSplit) -> "PCutStrategy":
         self._check_params()
         self.prior_ = split.n_relevant / split.n_docs
         lists = split.ranking(include_predict_all=False).lists
@@ -65,3 +66,14 @@ class PCutStrategy(ScoreStrategy):
         lists = split.ranking(include_predict_all=False).lists
         cuts = self._cuts(lists, self.x_)
         return true_positives_at_cuts(lists, cuts), cuts
+
+    def rule_state(self) -> dict:
+        return {"x": float(self.x_), "prior": np.asarray(self.prior_, dtype=np.float64)}
+
+    def restore_rule(self, state: dict, n_labels: int) -> "PCutStrategy":
+        self.x_, self.prior_, self.n_features_in_ = float(state["x"]), np.asarray(state["prior"]), n_labels
+        return self
+
+    def predict_split(self, split: ScoredSplit) -> sp.csr_matrix:
+        """Label k's top round(x * prior_k * m') documents of the split (ties in document order)."""
+        return split.top_documents(np.rint(self.x_ * self.prior_ * split.n_docs).astype(np.int64))

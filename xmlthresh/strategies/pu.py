@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 
 from ..calibration import CALIBRATIONS, ScoreCalibration
 from ..data.entries import LabelEntries, label_entries
@@ -79,10 +80,10 @@ class PluginStrategy(ScoreStrategy):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
 
     # ------------------------------------------------------------------ fit / predict
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "PluginStrategy":
+    def fit_scores(self, split: ScoredSplit) -> "PluginStrategy":
         """Calibrate on ``split``; with ``target='fit'`` also choose the score thresholds on it."""
         self._check_params()
-        self.include_predict_all_ = bool(include_predict_all)
+        self.include_predict_all_ = bool(split.include_predict_all)
         self.calibration_ = ScoreCalibration(self.calibration, float(self.shrinkage)).fit(split)
         self.info_: dict[str, Any] = {
             "calibration": self.calibration, "target": self.target, "kind": self.kind,
@@ -91,7 +92,10 @@ class PluginStrategy(ScoreStrategy):
                          + (f", precision >= {float(self.min_precision):g}" if self.min_precision else ""),
         }
         solved = self._solve(split, eta=self._cross_fitted_eta(split) if self.target == "fit" else None)
-        self.score_thresholds_ = solved["thresholds"]
+        if self.target == "fit":  # the rule: one score threshold per label
+            self.score_thresholds_ = solved["thresholds"]
+        else:  # the rule is the calibration; these thresholds are those of the fit split only
+            self.fit_split_thresholds_ = solved["thresholds"]
         self.info_.update(solved["info"])
         self._set_fit_results(split)
         self.lower_bound_, self.upper_bound_ = solved["lower"], solved["upper"]  # of the plug-in objective
@@ -100,15 +104,27 @@ class PluginStrategy(ScoreStrategy):
     def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
         return split.counts_at(self.thresholds_for(split))
 
-    def predict(self, split: ScoredSplit):
-        """0/1 predictions (documents x labels, CSR) on ``split`` (re-optimised on its scores if target=eval)."""
+    def predict_split(self, split: ScoredSplit):
+        """0/1 predictions (documents x labels, CSR) on ``split`` (re-optimised on its scores if target=eval;
+        its labels are never used)."""
         return split.predict(self.thresholds_for(split))
+
+    def rule_state(self) -> dict[str, Any]:
+        """target='eval': the calibration (the thresholds are chosen on the scores being predicted)."""
+        return {**self.calibration_.state(), "include_predict_all": bool(self.include_predict_all_)}
+
+    def restore_rule(self, state: dict[str, Any], n_labels: int) -> "PluginStrategy":
+        self.calibration_ = ScoreCalibration.from_state(state)
+        self.include_predict_all_ = bool(state.get("include_predict_all", True))
+        self.n_features_in_ = n_labels
+        self.info_ = {}
+        return self
 
     def thresholds_for(self, split: ScoredSplit) -> np.ndarray:
         """The score thresholds applied to ``split``: the fitted ones, or (target='eval') the plug-in optimum
         on ``split``'s own scores (its labels are not used); the bounds of that optimum go to ``info_``."""
         if not hasattr(self, "calibration_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted yet; call fit first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
         if self.target == "fit":
             return self.score_thresholds_
         solved = self._solve(split)

@@ -32,7 +32,7 @@ class RCutStrategy(ScoreStrategy):
         if not (isinstance(self.t_max, int) and self.t_max >= 1):
             raise ValueError(f"t_max must be an integer >= 1, got {self.t_max!r}")
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "RCutStrategy":
+    def fit_scores(self, split: ScoredSplit) -> "RCutStrategy":
         self._check_params()
         depth = self.t if self.t is not None else min(self.t_max, split.n_labels)
         tp_at, predicted_at = counts_by_rank_cut(split, depth)
@@ -52,9 +52,22 @@ class RCutStrategy(ScoreStrategy):
         tp_at, predicted_at = counts_by_rank_cut(split, self.t_)
         return tp_at[-1], predicted_at[-1]
 
+    def rule_state(self) -> dict:
+        return {"t": int(self.t_)}
 
-def counts_by_rank_cut(split: ScoredSplit, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """(tp, predicted) per label for t = 1..depth: arrays of shape (depth, n_labels)."""
+    def restore_rule(self, state: dict, n_labels: int) -> "RCutStrategy":
+        self.t_, self.n_features_in_ = int(state["t"]), n_labels
+        return self
+
+    def predict_split(self, split: ScoredSplit) -> sp.csr_matrix:
+        """Every document's top-``t_`` labels (ties by label index; only scored labels of sparse scores)."""
+        doc, label, _ = top_labels(split, self.t_)
+        return sp.csr_matrix((np.ones(len(doc), dtype=bool), (doc, label)), shape=(split.n_docs, split.n_labels))
+
+
+def top_labels(split: ScoredSplit, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(document, label, position) of every document's top ``depth`` labels by decreasing score (ties broken
+    by label index; a document of a sparse split has at most its scored labels). Needs no labels."""
     n_docs, n_labels = split.n_docs, split.n_labels
     depth = max(1, min(depth, n_labels))
     if sp.issparse(split.scores):
@@ -69,6 +82,14 @@ def counts_by_rank_cut(split: ScoredSplit, depth: int) -> tuple[np.ndarray, np.n
         doc = np.repeat(np.arange(n_docs), top.shape[1])
         label = top.ravel()
         position = np.tile(np.arange(top.shape[1]), n_docs)
+    return doc, label, position
+
+
+def counts_by_rank_cut(split: ScoredSplit, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """(tp, predicted) per label for t = 1..depth: arrays of shape (depth, n_labels)."""
+    n_labels = split.n_labels
+    depth = max(1, min(depth, n_labels))
+    doc, label, position = top_labels(split, depth)
     relevant = np.asarray(split.labels[doc, label]).ravel().astype(bool)
     flat = position * n_labels + label
     predicted = np.bincount(flat, minlength=depth * n_labels).reshape(depth, n_labels).cumsum(axis=0)

@@ -38,9 +38,9 @@ class SCutStrategy(ScoreStrategy):
         if self.fbr_fallback not in FALLBACKS:
             raise ValueError(f"fbr_fallback must be one of {FALLBACKS}, got {self.fbr_fallback!r}")
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "SCutStrategy":
+    def fit_scores(self, split: ScoredSplit) -> "SCutStrategy":
         self._check_params()
-        per_label = IndependentStrategy(beta=self.beta).fit_scores(split, include_predict_all)
+        per_label = IndependentStrategy(beta=self.beta).fit_scores(split)
         thresholds = per_label.score_thresholds_.copy()
         tp, predicted = split.counts_at(thresholds)
         n_relevant = split.n_relevant

@@ -87,14 +87,6 @@ def dense_labels(split: ScoredSplit) -> np.ndarray:
     return split.labels.toarray().astype(np.float64)
 
 
-def counts_of_predictions(pred: np.ndarray, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
-    """(tp, predicted) per label of a 0/1 prediction matrix (dense or sparse, documents x labels)."""
-    pred = sp.csr_matrix(pred, dtype=bool) if not sp.issparse(pred) else pred.astype(bool).tocsr()
-    predicted = np.asarray(pred.sum(axis=0)).ravel().astype(np.int64)
-    tp = np.asarray(split.labels.multiply(pred).sum(axis=0)).ravel().astype(np.int64)
-    return tp, predicted
-
-
 class PlattCalibration:
     """Per-label Platt scaling (see the module docstring); ``fit(scores, labels)``, ``transform(scores)``."""
 
@@ -150,6 +142,19 @@ class PlattCalibration:
 
     def transform(self, scores: np.ndarray) -> np.ndarray:
         return _sigmoid((scores - self.center_) / self.scale_ * self.slope_ + self.intercept_)
+
+    #: the fitted arrays that define the map (saved with a strategy's rule)
+    STATE = ("center_", "scale_", "slope_", "intercept_")
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {f"calibration_{name.rstrip('_')}": getattr(self, name) for name in self.STATE}
+
+    @classmethod
+    def from_state(cls, state: dict[str, np.ndarray]) -> "PlattCalibration":
+        calibration = cls()
+        for name in cls.STATE:
+            setattr(calibration, name, np.asarray(state[f"calibration_{name.rstrip('_')}"], dtype=np.float64))
+        return calibration
 
 
 def _platt_loss(z: np.ndarray, target: np.ndarray, a: np.ndarray, b: np.ndarray, ridge: float) -> np.ndarray:

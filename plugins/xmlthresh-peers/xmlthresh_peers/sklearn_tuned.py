@@ -102,7 +102,7 @@ class SklearnTunedThreshold(ScoreStrategy):
         if not (isinstance(self.max_labels, int) and self.max_labels >= 1):
             raise ValueError(f"max_labels must be an integer >= 1, got {self.max_labels!r}")
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "SklearnTunedThreshold":
+    def fit_scores(self, split: ScoredSplit) -> "SklearnTunedThreshold":
         self._check_params()
         reason = self.unavailable_reason()
         if reason:
@@ -125,7 +125,7 @@ class SklearnTunedThreshold(ScoreStrategy):
             x = scores[:, k]
             low, high = x.min(), x.max()
             if low == high:  # nothing to tune: every document or none; predict all (recall 1 beats 0)
-                thresholds[k] = low if include_predict_all else np.inf
+                thresholds[k] = low if split.include_predict_all else np.inf
                 constant += 1
                 continue
             y = np.zeros(split.n_docs, dtype=np.int64)
@@ -133,7 +133,7 @@ class SklearnTunedThreshold(ScoreStrategy):
             # the candidates scikit-learn would use (an integer n: np.linspace(min, max, n)), made explicit so
             # that "predict all" (threshold = the smallest score) can be left out when the data forbid it
             grid = np.linspace(low, high, self.thresholds) if self.thresholds != "all" else np.unique(x)
-            if not include_predict_all:
+            if not split.include_predict_all:
                 grid = grid[grid > low]
             if len(grid) == 1 or np.isclose(grid[0], grid[-1]):  # scikit-learn refuses a degenerate grid
                 values = [fbeta_from_counts(y, (x >= t).astype(int), beta) for t in grid]
@@ -149,11 +149,6 @@ class SklearnTunedThreshold(ScoreStrategy):
                       "n_constant_labels": constant}
         self._set_fit_results(split)
         return self
-
-    def predict(self, split: ScoredSplit):
-        """0/1 predictions (documents x labels, CSR) of the tuned score thresholds on ``split``."""
-        self._check_fitted()
-        return split.predict(self.score_thresholds_)
 
     def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
         return split.counts_at(self.score_thresholds_)

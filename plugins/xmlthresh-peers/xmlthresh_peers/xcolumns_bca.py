@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.strategies.registry import STRATEGIES
 
@@ -30,7 +31,6 @@ from ._common import (
     XColumnsStrategy,
     binary_fbeta,
     binary_linearised_f_macro,
-    counts_of_predictions,
     dense_labels,
     dense_scores,
     f_beta_gradient,
@@ -63,7 +63,7 @@ class XColumnsBlockCoordinate(XColumnsStrategy):
         if not (self.tolerance > 0 and self.outer_tolerance > 0):
             raise ValueError("tolerance and outer_tolerance must be positive")
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "XColumnsBlockCoordinate":
+    def fit_scores(self, split: ScoredSplit) -> "XColumnsBlockCoordinate":
         """Calibrate scores on ``split``; the predictions themselves are chosen on each predicted split."""
         self._check_params()
         import_xcolumns("block_coordinate")  # fail here, with the install hint, not later
@@ -80,10 +80,19 @@ class XColumnsBlockCoordinate(XColumnsStrategy):
         self.info_.update({f"bca_{key}": value for key, value in self.last_run_.items()})  # of the fit split
         return self
 
-    def predict(self, split: ScoredSplit) -> np.ndarray:
-        """0/1 predictions (documents x labels) chosen by block coordinate ascent on ``split``'s scores."""
+    def rule_state(self) -> dict:
+        return self.calibration_.state()
+
+    def restore_rule(self, state: dict, n_labels: int) -> "XColumnsBlockCoordinate":
+        self.calibration_ = PlattCalibration.from_state(state)
+        self.n_features_in_ = n_labels
+        return self
+
+    def predict_split(self, split: ScoredSplit) -> np.ndarray:
+        """0/1 predictions (documents x labels) chosen by block coordinate ascent on ``split``'s scores: the
+        rule re-optimises on whatever scores it is given (``kind = "uses test scores"``)."""
         if not hasattr(self, "calibration_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted yet; call fit first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
         block = import_xcolumns("block_coordinate")
         eta = self.calibration_.transform(dense_scores(split))
         if self.objective == "macro_f":
@@ -92,9 +101,6 @@ class XColumnsBlockCoordinate(XColumnsStrategy):
                               "expected_objective": float(meta["utilities"][-1])}
             return pred
         return self._linearised_f_macro(block, eta)
-
-    def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
-        return counts_of_predictions(self.predict(split), split)
 
     # ------------------------------------------------------------------ internals
     def _bca(self, block, eta: np.ndarray, utility, init: np.ndarray):

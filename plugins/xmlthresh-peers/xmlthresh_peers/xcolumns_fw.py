@@ -19,13 +19,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.strategies.registry import STRATEGIES
 
 from ._common import (
     PlattCalibration,
     XColumnsStrategy,
-    counts_of_predictions,
     dense_labels,
     dense_scores,
     f_macro_objective,
@@ -62,7 +62,7 @@ class XColumnsFrankWolfe(XColumnsStrategy):
         if not isinstance(self.seed, (int, np.integer)):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
 
-    def fit_scores(self, split: ScoredSplit, include_predict_all: bool = True) -> "XColumnsFrankWolfe":
+    def fit_scores(self, split: ScoredSplit) -> "XColumnsFrankWolfe":
         self._check_params()
         frank_wolfe = import_xcolumns("frank_wolfe")
         scores, labels = dense_scores(split), dense_labels(split)
@@ -91,12 +91,22 @@ class XColumnsFrankWolfe(XColumnsStrategy):
         self._set_fit_results(split)
         return self
 
-    def predict(self, split: ScoredSplit) -> np.ndarray:
+    def rule_state(self) -> dict:
+        classifier = self.classifier_
+        return {**self.calibration_.state(), "k": int(classifier.k), "a": np.asarray(classifier.a),
+                "b": np.asarray(classifier.b), "p": np.asarray(classifier.p)}
+
+    def restore_rule(self, state: dict, n_labels: int) -> "XColumnsFrankWolfe":
+        frank_wolfe = import_xcolumns("frank_wolfe")
+        self.calibration_ = PlattCalibration.from_state(state)
+        self.classifier_ = frank_wolfe.RandomizedWeightedClassifier(int(state["k"]), np.asarray(state["a"]),
+                                                                    np.asarray(state["b"]), np.asarray(state["p"]))
+        self.n_features_in_ = n_labels
+        return self
+
+    def predict_split(self, split: ScoredSplit) -> np.ndarray:
         """0/1 predictions (documents x labels) of the randomized classifier, drawn with ``seed``."""
         if not hasattr(self, "classifier_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted yet; call fit first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
         eta = self.calibration_.transform(dense_scores(split))
         return self.classifier_.predict(eta, seed=int(self.seed))
-
-    def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
-        return counts_of_predictions(self.predict(split), split)

@@ -1,0 +1,104 @@
+"""The library entry point for score matrices: :func:`fit_thresholds`.
+
+You have a score matrix (dense, or the sparse top-k CSR output of an extreme classifier) and the true 0/1
+labels of the same documents; you want one decision threshold per label that maximises F-macro, with a
+certificate of how close to optimal it is::
+
+    import xmlthresh
+    result = xmlthresh.fit_thresholds(scores, labels, strategy="domain")
+    result.thresholds, result.f_macro, result.lower_bound, result.upper_bound
+    predictions = result.predict(new_scores)          # boolean CSR, documents x labels
+    result.save("thresholds.json"); xmlthresh.ThresholdResult.load("thresholds.json")
+
+Every registered strategy is reachable by name, the peers of installed plugins included
+(``python -m xmlthresh list``). This is the same computation as the CLI's oracle protocol on a score file
+(``dataset=scores``): the same thresholds and the same numbers.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from .data.scores import ScoredSplit
+from .plugins import load_plugins
+from .result import ThresholdResult
+from .strategies import STRATEGIES, BaseStrategy
+from .validation import InputError, check_labels, check_scores
+
+
+def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: float = 1.0, *,
+                   label_names: Sequence[Any] | None = None, include_predict_all: bool = True,
+                   **params: Any) -> ThresholdResult:
+    """Fit per-label decision thresholds maximising F-macro = F_beta(mean precision, mean recall).
+
+    ``scores``: documents x labels, a dense float array or a scipy CSR matrix of top-k scores (missing
+    entries are unscored and rank below every scored document; never densified). ``labels``: 0/1 or bool,
+    dense or sparse, same shape. ``strategy``: a registered strategy name (``domain``: the exact optimum with
+    certified bounds; ``independent``, ``coordinate``, ``scut``, the peers ``xcolumns_fw``, ...), ``params`` its
+    parameters (``refine="bnb"``, ...). ``label_names``: one name per label, saved with the thresholds
+    (default 0..n-1). ``include_predict_all``: whether "predict every document" is a candidate for a label.
+
+    Labels without a relevant document are excluded from F-macro (their threshold is +inf, never predict).
+    Strategies of kind "uses test scores" (``xcolumns_bca``) choose their predictions on the scores they
+    predict: the result has no per-label thresholds, and ``result.predict(scores)`` re-optimises on them.
+    """
+    estimator = make_strategy(strategy, beta, params)
+    scores = check_scores(scores)
+    labels = check_labels(labels, scores.shape)
+    names = _label_names(label_names, scores.shape[1])
+    split = ScoredSplit(scores, labels, name="fit", include_predict_all=bool(include_predict_all))
+    started = time.perf_counter()
+    estimator.fit_scores(split)
+    seconds = time.perf_counter() - started
+    report = {**estimator.report(), "strategy": strategy, "kind": estimator.kind, "beta": estimator.beta,
+              "include_predict_all": bool(include_predict_all),
+              "n_labels": int(np.count_nonzero(estimator.kept_labels_)), "n_docs": int(split.n_docs),
+              "fit_seconds": seconds}
+    thresholds = getattr(estimator, "score_thresholds_", None)
+    return ThresholdResult(
+        thresholds=None if thresholds is None else np.array(thresholds, dtype=np.float64),
+        f_macro=float(estimator.f_macro_),
+        lower_bound=estimator.lower_bound_,
+        upper_bound=estimator.upper_bound_,
+        strategy=strategy,
+        params=estimator.get_params(),
+        beta=estimator.beta,
+        kind=estimator.kind,
+        label_names=names,
+        include_predict_all=bool(include_predict_all),
+        rule=None if thresholds is not None else estimator.rule_state(),
+        _report=report,
+        _estimator=estimator,
+    )
+
+
+def make_strategy(name: str, beta: float, params: dict[str, Any]) -> BaseStrategy:
+    """An unfitted strategy by registry name (plugins loaded), with its parameters checked."""
+    load_plugins()
+    cls = STRATEGIES.get(name)
+    unavailable = getattr(cls, "unavailable_reason", None)
+    reason = unavailable() if callable(unavailable) else None
+    if reason:
+        raise ImportError(f"strategy {name!r} is unavailable: {reason}")
+    accepted = cls._get_param_names()
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise InputError(f"strategy {name!r} has no parameter(s) {', '.join(unknown)}; "
+                         f"its parameters: {', '.join(accepted)}")
+    estimator = cls(beta=beta, **params)
+    estimator._check_params()
+    return estimator
+
+
+def _label_names(label_names: Sequence[Any] | None, n_labels: int) -> np.ndarray:
+    if label_names is None:
+        return np.arange(n_labels)
+    names = np.asarray(label_names)
+    if names.shape != (n_labels,):
+        raise InputError(f"label_names must hold one name per label ({n_labels}), got shape {names.shape}")
+    if names.dtype == object:
+        names = names.astype(str)
+    return names

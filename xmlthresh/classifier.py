@@ -1,0 +1,217 @@
+"""``ThresholdClassifier``: per-label decision thresholds for any multi-label scikit-learn classifier,
+chosen to maximise F-macro (in the spirit of scikit-learn's ``TunedThresholdClassifierCV``, which tunes one
+threshold of a binary classifier).
+
+``fit(X, Y)``:
+
+1. out-of-fold scores of ``estimator``: ``KFold(cv, shuffle=True, random_state=random_state)`` (not
+   stratified: the target is multi-label), or any splitter / iterable of (train, test) whose test parts
+   partition the samples; each fold fits a clone and scores its held-out part with ``decision_function``, else
+   ``predict_proba`` (``response_method``). The list of (n, n_classes) arrays of multi-output
+   ``predict_proba`` (KNeighborsClassifier, RandomForestClassifier, ...) becomes one column per label: the
+   probability of class 1;
+2. the strategy's thresholds on those scores and Y (:func:`xmlthresh.fit_thresholds`): ``result_``,
+   ``thresholds_``;
+3. ``estimator_``: a clone refitted on all of (X, Y).
+
+``cv="prefit"``: ``estimator`` is already fitted and (X, Y) is held-out data: its scores on X are used
+directly and ``estimator_`` is ``estimator`` itself (not refitted).
+
+``predict(X)`` applies the thresholds to ``estimator_``'s scores. Output format, as scikit-learn's
+``OneVsRestClassifier``: a dense array with Y's dtype (0/1 ``int64`` for the usual indicator matrices --
+what ``f1_score``, ``make_scorer`` and the other scikit-learn metrics expect) when Y was dense, a CSR
+matrix when Y was sparse (for many labels, fit with a sparse Y).
+``score(X, Y)`` is F-macro (what the thresholds maximise), not subset accuracy.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import make_scorer
+from sklearn.model_selection import KFold, check_cv
+from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
+
+from .api import fit_thresholds, make_strategy
+from .metrics import f_macro_score
+from .result import ThresholdResult
+from .validation import InputError, check_labels
+
+RESPONSE_METHODS = ("auto", "decision_function", "predict_proba")
+
+
+def f_macro_scorer(beta: float = 1.0):
+    """A scorer for ``GridSearchCV`` / ``cross_validate``: F-macro of ``predict`` (labels without relevant
+    documents in the fold excluded)."""
+    return make_scorer(f_macro_score, beta=beta)
+
+
+def _estimator_has(attribute: str):
+    def check(self) -> bool:
+        return hasattr(self.estimator_ if hasattr(self, "estimator_") else self.estimator, attribute)
+
+    return check
+
+
+class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Thresholds a multi-label classifier's scores per label to maximise F-macro (see the module docstring).
+
+    Parameters: ``estimator`` (multi-label classifier with ``decision_function`` or ``predict_proba``),
+    ``strategy`` (a registered strategy name; ``domain``: the certified optimum on the out-of-fold scores),
+    ``beta``, ``cv`` (folds, a splitter, an iterable of (train, test), or ``"prefit"``), ``strategy_params``
+    (dict of the strategy's other parameters), ``response_method`` (``"auto"``: ``decision_function``, else
+    ``predict_proba``), ``random_state`` (shuffling of the folds).
+
+    Fitted attributes: ``estimator_``, ``result_`` (a :class:`~xmlthresh.result.ThresholdResult` on the
+    out-of-fold scores: thresholds, F-macro, certified bounds, report), ``thresholds_`` (one score threshold
+    per label, None for strategies whose rule is not thresholds), ``classes_`` (label indices 0..n-1),
+    ``n_features_in_`` / ``feature_names_in_`` when the estimator has them.
+    """
+
+    def __init__(self, estimator: Any, strategy: str = "domain", beta: float = 1.0, cv: Any = 5,
+                 strategy_params: dict[str, Any] | None = None, response_method: str = "auto",
+                 random_state: Any = None) -> None:
+        self.estimator = estimator
+        self.strategy = strategy
+        self.beta = beta
+        self.cv = cv
+        self.strategy_params = strategy_params
+        self.response_method = response_method
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any, **fit_params: Any) -> "ThresholdClassifier":
+        """Out-of-fold scores, thresholds on them, the estimator refitted on all data (module docstring).
+
+        ``y``: the multi-label indicator matrix (samples x labels, 0/1, dense or sparse); ``fit_params`` go to
+        the estimator's ``fit``."""
+        if self.response_method not in RESPONSE_METHODS:
+            raise ValueError(f"response_method must be one of {RESPONSE_METHODS}, got {self.response_method!r}")
+        make_strategy(self.strategy, self.beta, dict(self.strategy_params or {}))  # fail before any fitting
+        if y is None:
+            raise ValueError("ThresholdClassifier requires y to be passed, but the target y is None")
+        X, Y = indexable(X, y)
+        labels = _check_targets(Y, _num_samples(X))
+        if isinstance(self.cv, str) and self.cv == "prefit":
+            try:
+                check_is_fitted(self.estimator)
+            except NotFittedError as exc:
+                raise NotFittedError("cv='prefit' needs an estimator that is already fitted") from exc
+            estimator = self.estimator
+            scores = _response(estimator, X, self.response_method, labels.shape)
+        else:
+            scores = self._out_of_fold_scores(X, Y, labels.shape, fit_params)
+            estimator = clone(self.estimator).fit(X, Y, **fit_params)
+        self.result_: ThresholdResult = fit_thresholds(scores, labels, self.strategy, self.beta,
+                                                        **dict(self.strategy_params or {}))
+        self.estimator_ = estimator
+        self.thresholds_ = self.result_.thresholds
+        self.classes_ = np.arange(labels.shape[1])
+        self._sparse_output = sp.issparse(Y)
+        self._output_dtype = Y.dtype if sp.issparse(Y) else np.asarray(Y).dtype
+        for attribute in ("n_features_in_", "feature_names_in_"):
+            if hasattr(estimator, attribute):
+                setattr(self, attribute, getattr(estimator, attribute))
+        return self
+
+    def _out_of_fold_scores(self, X, Y, shape: tuple[int, int], fit_params: dict) -> np.ndarray:
+        if isinstance(self.cv, Integral) and not isinstance(self.cv, bool):
+            if self.cv < 2:
+                raise ValueError(f"cv must be at least 2 folds (or 'prefit'), got {self.cv}")
+            splitter = KFold(n_splits=int(self.cv), shuffle=True, random_state=self.random_state)
+        else:
+            splitter = check_cv(self.cv, classifier=False)  # a splitter or an iterable of (train, test)
+        scores = np.full(shape, np.nan)
+        covered = np.zeros(shape[0], dtype=np.int64)
+        for train, test in splitter.split(X, Y):
+            model = clone(self.estimator).fit(_safe_indexing(X, train), _safe_indexing(Y, train), **fit_params)
+            scores[test] = _response(model, _safe_indexing(X, test), self.response_method, (len(test), shape[1]))
+            covered[test] += 1
+        if np.any(covered != 1):
+            raise ValueError("cv must split the samples into test parts that cover every sample exactly once "
+                             f"(out-of-fold scores); {int(np.count_nonzero(covered != 1))} sample(s) are not")
+        return scores
+
+    def predict(self, X: Any) -> np.ndarray | sp.csr_matrix:
+        """0/1 predictions (samples x labels): dense with Y's dtype, or CSR when Y was sparse."""
+        check_is_fitted(self, "result_")
+        scores = _response(self.estimator_, X, self.response_method, (_num_samples(X), len(self.classes_)))
+        pred = self.result_.predict(scores)
+        if self._sparse_output:
+            return pred.astype(self._output_dtype)
+        return pred.toarray().astype(self._output_dtype)
+
+    def score(self, X: Any, y: Any) -> float:
+        """F-macro (with ``beta``) of ``predict(X)`` against ``y``."""
+        return f_macro_score(y, self.predict(X), beta=self.beta)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X: Any) -> Any:
+        """The fitted estimator's ``predict_proba`` (unthresholded)."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X: Any) -> Any:
+        """The fitted estimator's ``decision_function`` (unthresholded)."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.decision_function(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = False
+        tags.classifier_tags.multi_label = True
+        tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        return tags
+
+
+def _check_targets(Y: Any, n_samples: int) -> sp.csr_matrix:
+    """Y as a boolean CSR indicator matrix (samples x labels), or a readable error ("Unknown label type",
+    scikit-learn's phrase for a target a classifier cannot take)."""
+    if not sp.issparse(Y):
+        array = np.asarray(Y)
+        if array.ndim != 2:
+            raise InputError(f"Unknown label type: ThresholdClassifier needs a 2-D multi-label indicator y "
+                             f"(samples x labels), got shape {array.shape}; for a single binary target use "
+                             "y.reshape(-1, 1) or scikit-learn's TunedThresholdClassifierCV")
+        Y = array
+    if Y.shape[0] != n_samples:
+        raise InputError(f"X has {n_samples} samples but y has {Y.shape[0]} rows")
+    try:
+        return check_labels(Y, Y.shape, what="y")
+    except InputError as exc:
+        message = str(exc)
+    raise InputError(f"Unknown label type: ThresholdClassifier needs a 0/1 multi-label indicator matrix; {message}")
+
+
+def _response(estimator: Any, X: Any, response_method: str, shape: tuple[int, int]) -> np.ndarray:
+    """Scores (samples x labels) of a fitted multi-label estimator: decision_function, else predict_proba."""
+    methods = ("decision_function", "predict_proba") if response_method == "auto" else (response_method,)
+    method = next((name for name in methods if hasattr(estimator, name)), None)
+    if method is None:
+        raise InputError(f"{type(estimator).__name__} has no {' nor '.join(methods)}: the thresholds need scores")
+    out = getattr(estimator, method)(X)
+    if isinstance(out, list):  # multi-output predict_proba: one (samples, n_classes_k) array per label
+        classes = getattr(estimator, "classes_", None)
+        columns = []
+        for k, proba in enumerate(out):
+            label_classes = np.asarray(classes[k]) if isinstance(classes, list) else np.arange(proba.shape[1])
+            positive = np.flatnonzero(label_classes == 1)
+            columns.append(np.asarray(proba)[:, positive[0]] if len(positive) else np.zeros(len(proba)))
+        out = np.column_stack(columns) if columns else np.empty((shape[0], 0))
+    out = out.toarray() if sp.issparse(out) else np.asarray(out, dtype=np.float64)
+    if out.ndim == 1 and shape[1] == 1:
+        out = out[:, None]
+    if out.shape != tuple(shape):
+        raise InputError(f"{type(estimator).__name__}.{method} returned shape {out.shape}, expected (samples, "
+                         f"labels) = {tuple(shape)}: ThresholdClassifier needs a multi-label classifier (e.g. "
+                         "OneVsRestClassifier(LogisticRegression()))")
+    return out

@@ -1,0 +1,275 @@
+"""What :func:`xmlthresh.fit_thresholds` returns: the fitted thresholds with their certificate, the fit's
+report, prediction on new scores, and a JSON file format to save and reload them.
+
+A :class:`ThresholdResult` holds one **score threshold per label** (label k predicts the documents with
+score >= ``thresholds[k]``; ``+inf`` = never predict, ``-inf`` = predict every document, also the unscored
+ones of a sparse top-k matrix). A few strategies' rules are not per-label score thresholds: ``rcut``
+(top-t labels per document), ``pcut`` (a share of each split's documents), ``xcolumns_fw`` (a randomized
+classifier on calibrated probabilities) and ``xcolumns_bca`` (kind "uses test scores": it re-optimises its
+predictions on the scores it is given). Their ``thresholds`` is ``None`` and ``rule`` holds the fitted
+state their ``predict`` needs.
+
+File format (JSON, UTF-8; ``save`` writes atomically)::
+
+    {"format": "xmlthresh.thresholds", "version": "<xmlthresh version that wrote it>",
+     "strategy": "domain", "kind": "deterministic", "params": {... every strategy parameter ...},
+     "beta": 1.0, "include_predict_all": true, "n_labels": 3, "label_names": ["a", "b", "c"],
+     "f_macro": 0.61, "lower_bound": 0.61, "upper_bound": 0.61,
+     "thresholds": [0.25, "inf", "-inf"], "rule": null, "report": {... the fit's result.json fields ...}}
+
+Floats are written in their shortest round-trip form, so they load back bit for bit; JSON has no infinity,
+so +-inf (and NaN, in a report) are the strings ``"inf"``, ``"-inf"`` (``"nan"``). Arrays inside ``rule`` are
+``{"dtype": ..., "shape": [...], "values": [...]}``. A file written by another major version of xmlthresh,
+or missing a field, is refused with a message that says so.
+
+Prediction with threshold rules imports only numpy and scipy.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import __version__
+from .thresholds import apply_thresholds
+from .validation import InputError, check_scores
+
+FORMAT = "xmlthresh.thresholds"
+#: fields every thresholds file must hold
+FIELDS = ("format", "version", "strategy", "kind", "params", "beta", "include_predict_all", "n_labels",
+          "label_names", "f_macro", "lower_bound", "upper_bound", "thresholds", "rule", "report")
+#: the strategy kind whose predictions are re-optimised on the scores being predicted
+USES_TEST_SCORES = "uses test scores"
+
+
+@dataclass(frozen=True, eq=False)
+class ThresholdResult:
+    """Fitted thresholds of one strategy on one score matrix (see the module docstring)."""
+
+    #: one score threshold per label (predict score >= t; +inf never, -inf all), or None (see ``rule``)
+    thresholds: np.ndarray | None
+    #: F-macro = F_beta(mean precision, mean recall) of the rule on the fit data
+    f_macro: float
+    #: certified bounds on the optimum over all threshold vectors (None when the strategy has none)
+    lower_bound: float | None
+    upper_bound: float | None
+    #: registry name of the strategy, its parameters (``get_params()``) and kind
+    strategy: str
+    params: dict[str, Any]
+    beta: float
+    kind: str
+    label_names: np.ndarray
+    #: whether "predict all" was a candidate in the fit
+    include_predict_all: bool
+    #: the fitted state of a rule that is not per-label thresholds (None for threshold rules)
+    rule: dict[str, Any] | None = None
+    #: the xmlthresh version that fitted (or saved) the result
+    version: str = __version__
+    _report: dict[str, Any] = field(default_factory=dict, repr=False)
+    _estimator: Any = field(default=None, repr=False)  # the fitted strategy, for rules without thresholds
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.label_names)
+
+    @property
+    def uses_test_scores(self) -> bool:
+        """True when ``predict(scores)`` re-optimises on ``scores`` (kind "uses test scores")."""
+        return self.kind == USES_TEST_SCORES
+
+    def report(self) -> dict[str, Any]:
+        """The fields the CLI writes to ``result.json`` for the fit (metrics on the fit data, bounds,
+        strategy diagnostics, strategy, kind, beta, n_labels, n_docs, fit_seconds)."""
+        return dict(self._report)
+
+    def predict(self, scores: Any) -> sp.csr_matrix:
+        """Boolean CSR predictions (documents x labels) on ``scores`` (dense or sparse top-k CSR, the fitted
+        labels in the same order). Sparse scores are never densified."""
+        scores = check_scores(scores, n_labels=self.n_labels)
+        if self.thresholds is not None:
+            return apply_thresholds(scores, self.thresholds)
+        from .data.scores import ScoredSplit
+
+        pred = sp.csr_matrix(self._rule_estimator().predict_split(ScoredSplit(scores, name="predict")), dtype=bool)
+        pred.eliminate_zeros()
+        pred.sort_indices()
+        return pred
+
+    def _rule_estimator(self) -> Any:
+        if self._estimator is None:  # loaded from a file: rebuild the strategy from its parameters and rule
+            from .plugins import load_plugins
+            from .strategies import STRATEGIES
+
+            load_plugins()
+            estimator = STRATEGIES.get(self.strategy)(**self.params)
+            estimator.restore_rule(self.rule, self.n_labels)
+            object.__setattr__(self, "_estimator", estimator)
+        return self._estimator
+
+    # ------------------------------------------------------------------ save / load
+    def to_json(self) -> dict[str, Any]:
+        """The file's JSON object (see the module docstring)."""
+        return {
+            "format": FORMAT,
+            "version": __version__,
+            "strategy": self.strategy,
+            "kind": self.kind,
+            "params": _encode(self.params),
+            "beta": _encode(self.beta),
+            "include_predict_all": bool(self.include_predict_all),
+            "n_labels": self.n_labels,
+            "label_names": _plain(np.asarray(self.label_names).tolist()),
+            "f_macro": _encode(self.f_macro),
+            "lower_bound": _encode(self.lower_bound),
+            "upper_bound": _encode(self.upper_bound),
+            "thresholds": None if self.thresholds is None else _encode(np.asarray(self.thresholds).tolist()),
+            "rule": None if self.rule is None else _encode_rule(self.rule),
+            "report": _encode(self.report()),
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write the result as JSON to ``path`` (atomically); returns the path."""
+        from .files import write_text_atomic
+
+        path = Path(path)
+        write_text_atomic(path, json.dumps(self.to_json(), indent=1, allow_nan=False) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ThresholdResult":
+        """Read a file written by :meth:`save` (any xmlthresh version of the same major version)."""
+        path = Path(path)
+        try:
+            payload = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(f"{path}: no such thresholds file") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"{path}: not a readable thresholds file (JSON): {exc}") from None
+        return cls.from_json(payload, where=str(path))
+
+    @classmethod
+    def from_json(cls, payload: Any, where: str = "thresholds file") -> "ThresholdResult":
+        """The result described by a JSON object of the file format, with readable errors."""
+        if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+            raise InputError(f"{where}: not an xmlthresh thresholds file (expected \"format\": \"{FORMAT}\")")
+        missing = [name for name in FIELDS if name not in payload]
+        if missing:
+            raise InputError(f"{where}: missing field(s) {', '.join(missing)}; the file is incomplete or was "
+                             "not written by ThresholdResult.save")
+        written, ours = str(payload["version"]), __version__
+        if _major(written) != _major(ours):
+            raise InputError(f"{where}: written by xmlthresh {written}, this is xmlthresh {ours}: the major "
+                             "versions differ, so the format may have changed; load it with a matching "
+                             "version, or fit the thresholds again")
+        n_labels = payload["n_labels"]
+        label_names = np.asarray(payload["label_names"])
+        if not isinstance(n_labels, int) or label_names.shape != (n_labels,):
+            raise InputError(f"{where}: n_labels = {n_labels!r} but {label_names.size} label names")
+        thresholds = payload["thresholds"]
+        rule = payload["rule"]
+        if (thresholds is None) == (rule is None):
+            raise InputError(f"{where}: exactly one of 'thresholds' and 'rule' must be given")
+        if thresholds is not None:
+            thresholds = _decode_floats(thresholds, where, "thresholds")
+            if thresholds.shape != (n_labels,) or np.isnan(thresholds).any():
+                raise InputError(f"{where}: 'thresholds' must hold one number (or \"inf\" / \"-inf\") per label, "
+                                 f"{n_labels} in all")
+        return cls(
+            thresholds=thresholds,
+            f_macro=_decode(payload["f_macro"]),
+            lower_bound=_decode(payload["lower_bound"]),
+            upper_bound=_decode(payload["upper_bound"]),
+            strategy=str(payload["strategy"]),
+            params=_decode(payload["params"]),
+            beta=_decode(payload["beta"]),
+            kind=str(payload["kind"]),
+            label_names=label_names,
+            include_predict_all=bool(payload["include_predict_all"]),
+            rule=None if rule is None else _decode_rule(rule, where),
+            version=written,
+            _report=_decode(payload["report"]),
+        )
+
+
+# ---------------------------------------------------------------------- JSON encoding
+_NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def _major(version: str) -> str:
+    return version.split(".", 1)[0]
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays as Python values (JSON-serialisable)."""
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _encode(value: Any) -> Any:
+    """JSON-ready value: non-finite floats become the strings "inf", "-inf", "nan"."""
+    value = _plain(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {key: _encode(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_encode(item) for item in value]
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, str) and value in _NON_FINITE:
+        return _NON_FINITE[value]
+    if isinstance(value, dict):
+        return {key: _decode(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_decode(item) for item in value]
+    return value
+
+
+def _decode_floats(values: Any, where: str, what: str) -> np.ndarray:
+    if not isinstance(values, list) or not all(
+            (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in _NON_FINITE for v in values):
+        raise InputError(f"{where}: '{what}' must be a list of numbers or \"inf\" / \"-inf\" / \"nan\"")
+    return np.array([_NON_FINITE[v] if isinstance(v, str) else float(v) for v in values], dtype=np.float64)
+
+
+def _encode_rule(rule: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, value in rule.items():
+        if isinstance(value, np.ndarray):
+            out[key] = {"dtype": value.dtype.str, "shape": list(value.shape), "values": _encode(value.ravel().tolist())}
+        else:
+            out[key] = _encode(value)
+    return out
+
+
+def _decode_rule(rule: Any, where: str) -> dict[str, Any]:
+    if not isinstance(rule, dict):
+        raise InputError(f"{where}: 'rule' must be an object")
+    out = {}
+    for key, value in rule.items():
+        if isinstance(value, dict) and set(value) == {"dtype", "shape", "values"}:
+            try:
+                dtype = np.dtype(value["dtype"])
+                values = _decode_floats(value["values"], where, f"rule.{key}") if dtype.kind == "f" else \
+                    np.asarray(value["values"], dtype=dtype)
+                out[key] = values.astype(dtype, copy=False).reshape(value["shape"])
+            except (TypeError, ValueError) as exc:
+                raise InputError(f"{where}: array 'rule.{key}' is malformed: {exc}") from None
+        else:
+            out[key] = _decode(value)
+    return out

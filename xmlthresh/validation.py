@@ -1,0 +1,144 @@
+"""Checks of user input at the public boundary: score matrices, label matrices and their agreement.
+
+Everything the library is handed from outside (``fit_thresholds``, a strategy's ``fit(scores, labels)`` /
+``predict(scores)``, ``ThresholdClassifier``) goes through these functions once; deeper code trusts its
+inputs. Each problem raises one :class:`InputError` (a ``ValueError``) whose message says what is wrong,
+where, and what to do -- never a raw traceback from numpy, scipy or a numba kernel.
+
+Accepted forms:
+
+* scores: a dense 2-D numeric array (documents x labels; lists and other array-likes are converted), or a
+  scipy CSR (or CSC) matrix / array of **top-k** scores, whose missing entries are *unscored* (they rank
+  below every scored document of the label). A stored zero is a score of 0, not "unscored". Scores must be
+  finite, and a CSR must be in canonical format (indices sorted within each row, no (document, label) pair
+  stored twice: scipy would add duplicates up silently).
+* labels: 0/1 or boolean, dense or sparse (CSR/CSC), of the same shape as the scores.
+
+Only numpy and scipy are imported here (``import xmlthresh`` stays light).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+
+class InputError(ValueError):
+    """Invalid user input (scores, labels, thresholds files); the message says what to do."""
+
+
+def check_scores(scores: Any, *, n_labels: int | None = None, what: str = "scores") -> np.ndarray | sp.csr_matrix:
+    """``scores`` as a float64 dense array or a canonical float64 CSR matrix, or an :class:`InputError`.
+
+    ``n_labels``: the number of label columns expected (that of the fitted model, for prediction)."""
+    if sp.issparse(scores):
+        matrix = _as_csr(scores, what)
+        values = matrix.data
+        if not (np.issubdtype(values.dtype, np.number) or values.dtype == bool) or np.iscomplexobj(values):
+            raise InputError(f"{what} must hold real numbers, got dtype {values.dtype}")
+        matrix = matrix.astype(np.float64, copy=False)
+        values = matrix.data
+    else:
+        try:
+            matrix = np.asarray(scores)
+        except Exception as exc:  # ragged nested lists and the like
+            raise InputError(f"{what} must be a 2-D numeric array (documents x labels) or a scipy CSR matrix: "
+                             f"{exc}") from None
+        if matrix.dtype == object or not (np.issubdtype(matrix.dtype, np.number) or matrix.dtype == bool) \
+                or np.iscomplexobj(matrix):
+            raise InputError(f"{what} must be a 2-D array of real numbers (documents x labels) or a scipy CSR "
+                             f"matrix, got dtype {matrix.dtype}")
+        if matrix.ndim != 2:
+            raise InputError(f"{what} must be 2-D (documents x labels), got {matrix.ndim}-D with shape "
+                             f"{matrix.shape}; one label is a column: scores.reshape(-1, 1)")
+        matrix = np.asarray(matrix, dtype=np.float64)
+        values = matrix
+    if matrix.shape[0] == 0 or matrix.shape[1] == 0:
+        raise InputError(f"{what} have shape {matrix.shape}: need at least one document and one label")
+    if n_labels is not None and matrix.shape[1] != n_labels:
+        raise InputError(f"{what} have {matrix.shape[1]} label columns, but the thresholds were fitted on "
+                         f"{n_labels} labels; pass scores for the same labels, in the same order")
+    bad = ~np.isfinite(values)
+    if bad.any():
+        if sp.issparse(matrix):
+            first = int(np.flatnonzero(bad)[0])
+            doc = int(np.searchsorted(matrix.indptr, first, side="right") - 1)
+            label = int(matrix.indices[first])
+        else:
+            doc, label = (int(i) for i in np.argwhere(bad)[0])
+        raise InputError(f"{what}: {int(np.count_nonzero(bad))} value(s) are NaN or infinite, e.g. document {doc}, "
+                         f"label {label}; clean the ranker output (an unscored entry of a top-k CSR is simply "
+                         "left out)")
+    return matrix
+
+
+def check_labels(labels: Any, shape: tuple[int, int], *, what: str = "labels") -> sp.csr_matrix:
+    """``labels`` (0/1 or bool, dense or sparse) as a canonical boolean CSR matrix of ``shape``."""
+    if sp.issparse(labels):
+        matrix = _as_csr(labels, what)
+        values = matrix.data
+    else:
+        try:
+            matrix = np.asarray(labels)
+        except Exception as exc:
+            raise InputError(f"{what} must be a 2-D 0/1 array (documents x labels) or a scipy CSR matrix: "
+                             f"{exc}") from None
+        if matrix.ndim != 2:
+            raise InputError(f"{what} must be 2-D (documents x labels), got {matrix.ndim}-D with shape "
+                             f"{matrix.shape}; one label is a column: labels.reshape(-1, 1)")
+        values = matrix
+    if tuple(matrix.shape) != tuple(shape):
+        raise InputError(f"scores and {what} differ in shape: scores {tuple(shape)}, {what} {tuple(matrix.shape)}; "
+                         "both are documents x labels, with the same documents and labels in the same order")
+    if values.dtype != bool:
+        if not np.issubdtype(values.dtype, np.number):
+            raise InputError(f"{what} must be 0/1 or boolean, got dtype {values.dtype}")
+        bad = (values != 0) & (values != 1)
+        if bad.any():
+            raise InputError(f"{what} must be 0/1 (relevant or not), found {int(np.count_nonzero(bad))} other "
+                             f"value(s), e.g. {values[bad].ravel()[0].item()!r}; binarise them first, e.g. labels > 0")
+    out = sp.csr_matrix(matrix, dtype=bool)
+    out.eliminate_zeros()
+    return out
+
+
+def check_scores_labels(scores: Any, labels: Any) -> tuple[np.ndarray | sp.csr_matrix, sp.csr_matrix]:
+    """Both checks, plus their agreement in shape."""
+    scores = check_scores(scores)
+    return scores, check_labels(labels, scores.shape)
+
+
+def _as_csr(matrix: Any, what: str) -> sp.csr_matrix:
+    """A CSR (matrix form) view of a CSR/CSC input in canonical format, or an error saying how to fix it."""
+    if matrix.format not in ("csr", "csc"):
+        raise InputError(f"{what} are a scipy {matrix.format.upper()} matrix; pass CSR (documents x labels), e.g. "
+                         f"{what}.tocsr() -- check first that no (document, label) pair is stored twice, "
+                         "since the conversion adds duplicates up")
+    if matrix.ndim != 2:
+        raise InputError(f"{what} must be 2-D (documents x labels), got shape {matrix.shape}")
+    if not matrix.has_canonical_format:
+        axis = "row" if matrix.format == "csr" else "column"
+        probe = matrix.copy()
+        probe.sort_indices()
+        if _stores_a_pair_twice(probe):
+            raise InputError(f"{what}: the {matrix.format.upper()} matrix stores some (document, label) pair more "
+                             f"than once; keep one value per pair (sum_duplicates() would add them up, which is "
+                             f"rarely what a score or a relevance means)")
+        raise InputError(f"{what}: the {matrix.format.upper()} matrix has unsorted indices within a {axis}; call "
+                         f"{what}.sort_indices() (in place) or pass {what}.sorted_indices()")
+    if matrix.format == "csc" or not isinstance(matrix, sp.csr_matrix):
+        return sp.csr_matrix(matrix)
+    return matrix
+
+
+def _stores_a_pair_twice(matrix: sp.csr_matrix | sp.csc_matrix) -> bool:
+    """Whether a compressed matrix with sorted indices holds a repeated index within one row (column)."""
+    indices, indptr = matrix.indices, matrix.indptr
+    if len(indices) < 2:
+        return False
+    repeated = indices[1:] == indices[:-1]
+    starts = indptr[1:-1]
+    repeated[starts[(starts > 0) & (starts < len(indices))] - 1] = False  # pairs across a row boundary
+    return bool(repeated.any())
