@@ -68,8 +68,7 @@ class ScoreCalibration:
         self.pooled_x_, self.pooled_y_ = pooled_x, pooled_y
         per_label_positive = np.bincount(entries.label_of, weights=truth, minlength=n)
         counts = np.diff(entries.label_ptr)
-        seg_min = _segment_min(entries.label_ptr, entries.score)
-        seg_max = _segment_max(entries.label_ptr, entries.score)
+        seg_min, seg_max = _segment_range(entries.label_ptr, entries.score)
         constant = (counts == 0) | (seg_min == seg_max)
         self.weight_ = np.where(constant, 0.0, per_label_positive / (per_label_positive + self.shrinkage)
                                 if self.shrinkage > 0 else (per_label_positive > 0).astype(np.float64))
@@ -260,20 +259,13 @@ def _per_label_step_eval(ptr, bx, by, label_ptr, query):
 
 
 @numba.njit(cache=True)
-def _segment_min(label_ptr, values):
+def _segment_range(label_ptr, values):
+    """(min, max) of every label's segment of ``values`` (0, 0 for an empty segment)."""
     n = len(label_ptr) - 1
-    out = np.zeros(n)
+    low = np.zeros(n)
+    high = np.zeros(n)
     for k in range(n):
         if label_ptr[k + 1] > label_ptr[k]:
-            out[k] = values[label_ptr[k]:label_ptr[k + 1]].min()
-    return out
-
-
-@numba.njit(cache=True)
-def _segment_max(label_ptr, values):
-    n = len(label_ptr) - 1
-    out = np.zeros(n)
-    for k in range(n):
-        if label_ptr[k + 1] > label_ptr[k]:
-            out[k] = values[label_ptr[k]:label_ptr[k + 1]].max()
-    return out
+            low[k] = values[label_ptr[k]:label_ptr[k + 1]].min()
+            high[k] = values[label_ptr[k]:label_ptr[k + 1]].max()
+    return low, high

@@ -192,6 +192,13 @@ def bar_plot(table: pd.DataFrame) -> bytes:
     ax.set_ylabel(headline)
     ax.set_title(f"{headline} by {index} and {columns}")
     ax.legend(fontsize=8, bbox_to_anchor=(1.01, 1.0), loc="upper left", frameon=False)
+    return png_bytes(fig)
+
+
+def png_bytes(fig) -> bytes:
+    """A matplotlib figure as PNG bytes (tight layout, 110 dpi); the figure is closed."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .files import write_bytes_atomic, write_text_atomic
-from .report import to_markdown
+from .report import png_bytes, to_markdown
 
 REFERENCE = "independent"
 STUDIES = ("transfer", "consistency")
@@ -87,8 +87,6 @@ def transfer_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def transfer_plot(table: pd.DataFrame) -> bytes:
     """PNG: gap closed by strategy variant (bars) per data set, one panel per protocol."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -105,11 +103,7 @@ def transfer_plot(table: pd.DataFrame) -> bytes:
         ax.set_ylabel("gap closed")
         ax.set_title(f"share of the gap independent -> ceiling closed ({protocol})")
         ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1.0), loc="upper left", frameon=False)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
-    return buffer.getvalue()
+    return png_bytes(fig)
 
 
 def consistency_table(results: pd.DataFrame) -> pd.DataFrame:
@@ -123,8 +117,6 @@ def consistency_table(results: pd.DataFrame) -> pd.DataFrame:
 
 def consistency_plot(table: pd.DataFrame) -> bytes:
     """PNG: regret against the fit-split size, log-log, with an m^(-1/2) guide."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -144,11 +136,7 @@ def consistency_plot(table: pd.DataFrame) -> bytes:
     ax.set_ylabel("population F-macro regret")
     ax.set_title("regret of thresholds fitted on m documents (synthetic_xmc, dense)")
     ax.legend(fontsize=7, frameon=False)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
-    return buffer.getvalue()
+    return png_bytes(fig)
 
 
 def write_study_report(study: str, sweep_dir: Path, out_dir: Path | None = None) -> dict[str, Path]:
