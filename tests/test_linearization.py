@@ -7,7 +7,6 @@ against brute force and ``domain`` on random small instances, per-position oracl
 from __future__ import annotations
 
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import PACKAGE_CONF
 from oracle import brute_force, label_options
 from test_strategy_properties import small_instances
 from xmlthresh.data.candidates import build_candidates
@@ -29,7 +29,7 @@ TOL = 1e-12
 GRID_SIZES = (2, 3, 4, 6, 9, 10)  # the reference grids result_ESPGameNN_1000_KxK.txt
 ESP_OPTIMUM = 0.5685122
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-CONF = Path(__file__).resolve().parents[1] / "conf" / "strategy"
+CONF = PACKAGE_CONF / "strategy"
 
 
 def example_like() -> RankedLists:

@@ -21,8 +21,9 @@ import logging
 import sys
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 
-from .paths import project_root, source_checkout
+from .paths import project_roots
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +41,9 @@ class PluginStatus:
 _STATUS: dict[str, PluginStatus] = {}
 
 
-def plugin_folders() -> list:
-    roots = [root for root in (source_checkout(), project_root()) if root is not None]
-    folders = []
-    for root in dict.fromkeys(roots):
-        plugins = root / "plugins"
-        if plugins.is_dir():
-            folders.append(plugins)
-    return folders
+def plugin_folders() -> list[Path]:
+    """The ``plugins/`` folders of the source checkout and of the project root that exist."""
+    return [root / "plugins" for root in project_roots() if (root / "plugins").is_dir()]
 
 
 def load_plugins() -> dict[str, PluginStatus]:
