@@ -64,11 +64,13 @@ def source_checkout() -> Path | None:
 def config_search_dirs() -> list[Path]:
     """Directories joined to Hydra's search path after the package's own ``xmlthresh/conf/`` (whose
     options win on a name clash), in priority order: the user's ``conf/`` of the source checkout and of the
-    project root, then each folder plugin's ``plugins/<name>/conf`` there."""
-    from .plugins import plugin_folders  # plugins imports this module
+    project root, each folder plugin's ``plugins/<name>/conf`` there, then the ``conf/`` of each installed
+    plugin (:func:`xmlthresh.plugins.installed_plugin_conf_dirs`)."""
+    from .plugins import installed_plugin_conf_dirs, plugin_folders  # plugins imports this module
 
     candidates = [root / "conf" for root in project_roots()]
     candidates += [conf for folder in plugin_folders() for conf in sorted(folder.glob("*/conf"))]
+    candidates += installed_plugin_conf_dirs()
     return [d for d in dict.fromkeys(c.resolve() for c in candidates) if d.is_dir()]
 
 
