@@ -94,3 +94,17 @@ def test_every_config_option_composes(strategy, dataset):
         cfg = compose(config_name="config", overrides=[f"strategy={strategy}", f"dataset={dataset}"])
     assert cfg.strategy.name == strategy
     assert cfg.dataset.loader in ("synthetic", "ranked_lists")
+
+
+def test_console_script_is_python_m_xmlthresh(isolated_home):
+    """``xmlthresh ...`` (the installed console script) behaves exactly like ``python -m xmlthresh ...``."""
+    script = Path(sys.executable).parent / "xmlthresh"
+    assert script.is_file(), "the console script is declared in pyproject.toml [project.scripts]"
+    env = {**os.environ, "XMLTHRESH_HOME": str(isolated_home)}
+    for args in (["list"], ["strategy=independent", "dataset=example", "beta=2", "--cfg", "job"]):
+        by_script = subprocess.run([str(script), *args], capture_output=True, text=True, env=env, timeout=120)
+        by_module = subprocess.run([sys.executable, "-m", "xmlthresh", *args], capture_output=True, text=True,
+                                   env=env, timeout=120)
+        assert by_script.returncode == by_module.returncode == 0, by_script.stderr + by_module.stderr
+        assert by_script.stdout == by_module.stdout and by_script.stdout
+    assert "name: independent" in by_script.stdout and "beta: 2" in by_script.stdout

@@ -3,6 +3,7 @@ only for the user's additions, no option defined twice, outputs under the projec
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from helpers import PACKAGE_CONF
 from hydra import compose, initialize_config_module
 from hydra.errors import MissingConfigException
 
-from xmlthresh import paths
+from xmlthresh import paths, tracking
 from xmlthresh.cli import register_resolvers
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -74,6 +75,9 @@ def test_checkout_is_the_project_root_of_an_editable_install(monkeypatch):
     monkeypatch.delenv("XMLTHRESH_HOME", raising=False)
     assert paths.source_checkout() == CHECKOUT
     assert paths.runs_dir() == CHECKOUT / "runs"
+    if (CHECKOUT / ".git").exists():  # the code's own commit, whatever $XMLTHRESH_HOME says
+        head = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "HEAD"], capture_output=True, text=True)
+        assert head.stdout.strip() and tracking.git_commit().startswith(head.stdout.strip())
 
 
 def test_installed_package_writes_to_the_current_directory(tmp_path, monkeypatch):
@@ -88,5 +92,6 @@ def test_installed_package_writes_to_the_current_directory(tmp_path, monkeypatch
     assert paths.source_checkout() is None
     assert paths.runs_dir() == work.resolve() / "runs"
     assert paths.project_roots() == [work.resolve()]
+    assert tracking.git_commit() == "unknown"  # not the commit of whatever repository the user works in
     monkeypatch.setenv("XMLTHRESH_HOME", str(tmp_path / "home"))
     assert paths.runs_dir() == (tmp_path / "home").resolve() / "runs"
