@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The package as users get it: build the wheels (xmlthresh, xmlthresh-peers), install them into a fresh
 # virtual environment outside the repository, and from a temporary directory run the default job, ESP Game,
-# a two-job sweep, `xmlthresh list` / `python -m xmlthresh list` and the API smoke test; then uninstall the
-# plugin and check that its options are gone. Each step checks the output (result.json, listings), not only
+# a two-job sweep, a folder plugin + user option of that directory, `xmlthresh list` / `python -m xmlthresh
+# list` and the API smoke test; then uninstall the plugin and check that its options are gone. Each step checks the output (result.json, listings), not only
 # the exit code. Fails on the first error, showing that step's log.
 #
 #   .ci/installed/check.sh            # called by `make test` (after pytest); `make check-installed` alone
@@ -139,6 +139,17 @@ done
 [[ "$(for r in "${SWEEP[@]}"; do pyjson "$r" "r['strategy']"; done | sort | tr '\n' ' ')" == "domain independent " ]] \
     || fail "multirun: the two jobs are not domain and independent"
 ok "xmlthresh -m (2 jobs)" "result.json of domain and independent"
+
+# the project root of an installed package is the current directory: its conf/ and plugins/ are picked up
+begin
+mkdir -p "$WORK/plugins" "$WORK/conf/dataset"
+cp -r "$REPO/plugins/counterexample" "$WORK/plugins/"
+rm -rf "$WORK/plugins/counterexample/__pycache__"
+printf 'loader: counterexample\nname: my_counterexample\ninclude_predict_all: true\nfirst_n_labels: null\n' \
+    >"$WORK/conf/dataset/my_counterexample.yaml"
+step project_root "$XMLTHRESH" dataset=my_counterexample tracking.enabled=false plots=false hydra.run.dir=runs/project
+expect "project root" "r['n_labels'] == 2 and abs(r['f_macro'] - 0.7895) < 1e-4" "$WORK/runs/project/result.json"
+ok "./conf + ./plugins of the project" "folder plugin counterexample via conf/dataset/my_counterexample.yaml"
 
 begin
 step list "$XMLTHRESH" list
