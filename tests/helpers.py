@@ -1,4 +1,5 @@
-"""Small helpers shared by test modules: a loopback HTTP server for download tests, and finding real data."""
+"""Small helpers shared by test modules: a loopback HTTP server for download tests, finding real data, and
+the package's option groups."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ from functools import partial
 from pathlib import Path
 from typing import Iterator
 
+import xmlthresh
+
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+#: the built-in option groups (``strategy/``, ``dataset/``, ...): Hydra's primary config directory, in the package
+PACKAGE_CONF = Path(xmlthresh.__file__).resolve().parent / "conf"
 
 
 @contextmanager

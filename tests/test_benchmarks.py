@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
+from helpers import PACKAGE_CONF
 from xmlthresh.datasets import DATASETS
 from xmlthresh.datasets.synthetic_large import generate_ranked_lists_direct
 from xmlthresh.strategies import STRATEGIES
@@ -99,7 +100,7 @@ def test_no_dense_matrix_at_scale():
 
 
 def test_dataset_plugin_and_config():
-    config = yaml.safe_load((ROOT / "conf" / "dataset" / "synthetic_large.yaml").read_text())
+    config = yaml.safe_load((PACKAGE_CONF / "dataset" / "synthetic_large.yaml").read_text())
     loader = config.pop("loader")
     assert loader == "synthetic_large"
     config.update(n_labels=300, mean_relevant=5.0)

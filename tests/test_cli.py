@@ -96,7 +96,7 @@ def test_every_config_option_composes(strategy, dataset):
     assert cfg.dataset.loader in ("synthetic", "ranked_lists")
 
 
-PRESETS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "conf" / "experiment").glob("*.yaml"))
+PRESETS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "xmlthresh" / "conf" / "experiment").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -107,5 +107,19 @@ def test_every_experiment_preset_composes_with_a_protocol_group_option(preset):
         cfg = compose(config_name="config", overrides=[f"experiment={preset}"], return_hydra_config=True)
     assert cfg.protocol.name in ("oracle", "holdout", "crossfit")
     swept = cfg.hydra.sweeper.params.get("protocol") if cfg.hydra.sweeper.get("params") else None
-    options = {p.stem for p in (Path(__file__).resolve().parents[1] / "conf" / "protocol").glob("*.yaml")}
+    options = {p.stem for p in (Path(__file__).resolve().parents[1] / "xmlthresh" / "conf" / "protocol").glob("*.yaml")}
     assert swept is None or set(str(swept).split(",")) <= options
+
+
+def test_console_script_is_python_m_xmlthresh(isolated_home):
+    """``xmlthresh ...`` (the installed console script) behaves exactly like ``python -m xmlthresh ...``."""
+    script = Path(sys.executable).parent / "xmlthresh"
+    assert script.is_file(), "the console script is declared in pyproject.toml [project.scripts]"
+    env = {**os.environ, "XMLTHRESH_HOME": str(isolated_home)}
+    for args in (["list"], ["strategy=independent", "dataset=example", "beta=2", "--cfg", "job"]):
+        by_script = subprocess.run([str(script), *args], capture_output=True, text=True, env=env, timeout=120)
+        by_module = subprocess.run([sys.executable, "-m", "xmlthresh", *args], capture_output=True, text=True,
+                                   env=env, timeout=120)
+        assert by_script.returncode == by_module.returncode == 0, by_script.stderr + by_module.stderr
+        assert by_script.stdout == by_module.stdout and by_script.stdout
+    assert "name: independent" in by_script.stdout and "beta: 2" in by_script.stdout

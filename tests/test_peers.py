@@ -109,6 +109,66 @@ def test_option_yaml_composes_and_builds_the_strategy(name):
     assert model.get_params()["beta"] == 2.0
 
 
+# ------------------------------------------------------------------------- options ship with the plugin
+PEER_CONF = DISTRIBUTION / "xmlthresh_peers" / "conf"
+#: importlib.metadata.entry_points as if the plugin were uninstalled (no entry point); ``exec`` it to patch
+HIDE_THE_PLUGIN = """
+import importlib.metadata as _metadata
+
+def _hiding(entry_points):
+    def without_peers(**selection):
+        found = entry_points(**selection)
+        if "group" not in selection:
+            return found
+        return _metadata.EntryPoints(e for e in found if not e.value.startswith("xmlthresh_peers"))
+    return without_peers
+
+_metadata.entry_points = _hiding(_metadata.entry_points)
+"""
+
+
+def test_the_options_ship_in_the_plugin_package_and_are_found_through_its_entry_point():
+    from xmlthresh.paths import config_search_dirs
+
+    assert {p.stem for p in (PEER_CONF / "strategy").glob("*.yaml")} == set(PEERS)
+    assert PEER_CONF in plugins.installed_plugin_conf_dirs()
+    assert PEER_CONF.resolve() in config_search_dirs()
+
+
+def test_without_the_plugin_its_options_are_unknown_and_the_others_compose(monkeypatch):
+    from hydra import compose, initialize_config_module
+    from hydra.errors import MissingConfigException
+
+    from xmlthresh.cli import register_resolvers
+    from xmlthresh.paths import config_search_dirs
+
+    import importlib.metadata
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", importlib.metadata.entry_points)  # restored after
+    exec(HIDE_THE_PLUGIN, {})
+    monkeypatch.setattr(plugins, "entry_points", importlib.metadata.entry_points)
+    assert PEER_CONF not in plugins.installed_plugin_conf_dirs()
+    assert PEER_CONF.resolve() not in config_search_dirs()
+    register_resolvers()
+    with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
+        for name in PEERS:
+            with pytest.raises(MissingConfigException, match=f"strategy/{name}"):
+                compose(config_name="config", overrides=[f"strategy={name}"])
+        for name in ("domain", "scut", "independent"):
+            assert compose(config_name="config", overrides=[f"strategy={name}"]).strategy.name == name
+
+
+def test_cli_without_the_plugin_names_the_unknown_option_and_lists_the_others(isolated_home):
+    code = HIDE_THE_PLUGIN + "from xmlthresh.cli import main\nmain()\n"
+    proc = subprocess.run([sys.executable, "-c", code, "strategy=xcolumns_fw", "tracking.enabled=false"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "Could not find 'strategy/xcolumns_fw'" in proc.stderr
+    available = proc.stderr.split("Available options in 'strategy':", 1)[1]
+    assert "domain" in available and "scut" in available
+    assert not any(name in available for name in PEERS)
+
+
 # ---------------------------------------------------------------------------------------------- both protocols
 VARIANTS = [("xcolumns_fw", {}), ("xcolumns_fw", {"objective": "macro_f"}), ("xcolumns_bca", {}),
             ("xcolumns_bca", {"objective": "macro_f"}), ("sklearn_tuned", {}), ("sklearn_tuned", {"thresholds": "all"})]

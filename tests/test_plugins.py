@@ -56,3 +56,6 @@ def test_list_command_shows_registries_and_plugins():
     proc = subprocess.run([sys.executable, "-m", "xmlthresh", "list"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "strategy:" in proc.stdout and "domain" in proc.stdout and "counterexample" in proc.stdout
+    folders = proc.stdout.split("option folders", 1)[1].splitlines()[1:]
+    assert folders[0].strip().endswith("xmlthresh/conf")  # the package's own options come first
+    assert any(line.strip().endswith("counterexample/conf") for line in folders)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ from omegaconf import OmegaConf
 from sklearn.datasets import make_multilabel_classification
 from sklearn.metrics import label_ranking_loss
 
+from helpers import PACKAGE_CONF
 from xmlthresh.data.multilabel import MultiLabelData
 from xmlthresh.rankers import (
     RANKERS,
@@ -25,7 +25,7 @@ from xmlthresh.rankers import (
 )
 from xmlthresh.rankers.base import top_k_per_row
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
+CONF = PACKAGE_CONF
 N_LABELS = 15
 NO_TRAIN_POSITIVE = 4  # label without a positive training document (but with positives in test)
 RANKER_NAMES = ["br_logreg", "mlknn", "knn"]

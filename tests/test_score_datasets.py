@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 from omegaconf import OmegaConf
 
+from helpers import PACKAGE_CONF
 from xmlthresh.data.download import DataUnavailableError
 from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.scores import ScoredSplit
@@ -18,7 +19,7 @@ from xmlthresh.datasets.synthetic_xmc import generate_xmc_scores
 from xmlthresh.rankers import precision_at_k
 from xmlthresh.strategies import STRATEGIES
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
+CONF = PACKAGE_CONF
 
 
 def small_score_data() -> ScoreData:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import SHARED, data_dir_with, write_mulan_set
+from helpers import PACKAGE_CONF, SHARED, data_dir_with, write_mulan_set
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
@@ -17,7 +17,7 @@ from xmlthresh.datasets import DATASETS
 from xmlthresh.datasets.mulan import MulanDataset
 from xmlthresh.job import build, run_job
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
+CONF = PACKAGE_CONF
 #: loaders that carve a validation split out of train (and so need a seed that follows the run's)
 CARVING_LOADERS = ("mulan", "xmlrepo")
 

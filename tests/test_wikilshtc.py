@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
+from helpers import PACKAGE_CONF
 from xmlthresh.data import build_candidates
 from xmlthresh.data import cache as cache_module
 from xmlthresh.datasets import DATASETS
@@ -45,7 +46,7 @@ def fake_wiki(tmp_path, monkeypatch) -> Path:
 
 
 def test_config_file_builds_the_registered_plugin():
-    cfg = OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "dataset" / "wikilshtc.yaml"))
+    cfg = OmegaConf.to_container(OmegaConf.load(PACKAGE_CONF / "dataset" / "wikilshtc.yaml"))
     assert cfg == {"loader": "wikilshtc", "name": "wikilshtc", "path": WIKI, "num_docs": 587084,
                    "include_predict_all": True, "first_n_labels": None}
     dataset = build(DATASETS.get(cfg.pop("loader")), cfg, "wikilshtc")

@@ -1,7 +1,8 @@
 """Hydra entry point: ``python -m xmlthresh strategy=domain dataset=espgame beta=2``.
 
-The primary config ships inside the package (``xmlthresh/conf/config.yaml``); the option groups live in
-the project's top-level ``conf/`` and are joined through ``hydra.searchpath``. Errors the user can fix
+The primary config and every built-in option group ship inside the package (``xmlthresh/conf/``), so an
+installed package runs from any directory; the user's ``conf/`` and the plugins' option folders are joined
+through ``hydra.searchpath`` (:func:`xmlthresh.paths.config_search_dirs`). Errors the user can fix
 (bad data, unknown names, bad parameters, missing files) are shown as one readable line, exit code 1.
 """
 

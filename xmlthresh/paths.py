@@ -1,19 +1,25 @@
-"""Where things live: the project root (runs/, conf/), the raw-data directory and the derived-cache directory.
+"""Where things live: the project root (runs/, user conf/), the raw-data directory and the derived caches.
 
 * Raw data: ``$XMLTHRESH_DATA`` (same layout as the shared dataset cache, e.g. ``berger/ESPGameNN.txt``),
   default ``~/.cache/xmlthresh/data``. It may be read-only.
 * Derived caches (parsed binaries): ``$XMLTHRESH_CACHE``, default ``~/.cache/xmlthresh/cache``; always
   separate from the raw data so a read-only data directory works.
-* Project root: ``$XMLTHRESH_HOME`` if set, else the source checkout that contains this package (the
-  directory holding ``pyproject.toml``), else the current directory. ``runs/`` and ``conf/`` live there.
+* Project root: ``$XMLTHRESH_HOME`` if set, else the source checkout that contains this package (an
+  editable install: the directory whose ``pyproject.toml`` declares xmlthresh), else the current directory
+  (an installed package). ``runs/`` (outputs, MLflow store) lives there, and so do the user's additions:
+  ``conf/<group>/<option>.yaml`` and folder plugins ``plugins/<name>/``.
+* Option groups: every built-in option ships inside the package (``xmlthresh/conf/<group>/``, Hydra's
+  primary config directory); :func:`config_search_dirs` lists the directories joined to it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
+_DECLARES_XMLTHRESH = re.compile(r'^name\s*=\s*"xmlthresh"\s*$', re.MULTILINE)
 
 
 def _user_cache_root() -> Path:
@@ -34,34 +40,48 @@ def cache_dir() -> Path:
 
 
 def project_root() -> Path:
-    """Root of the project: holds ``runs/`` (outputs, MLflow store) and the top-level ``conf/``."""
+    """Root of the project: holds ``runs/`` (outputs, MLflow store) and the user's ``conf/`` and ``plugins/``."""
     env = os.environ.get("XMLTHRESH_HOME")
     if env:
         return Path(env).expanduser().resolve()
-    checkout = _PACKAGE_DIR.parent
-    if (checkout / "pyproject.toml").is_file():
-        return checkout
-    return Path.cwd().resolve()
+    checkout = source_checkout()
+    return checkout if checkout is not None else Path.cwd().resolve()
 
 
 def source_checkout() -> Path | None:
-    """The source checkout this package was imported from (editable install), if any."""
+    """The source checkout this package was imported from (editable install), or None when installed.
+
+    A checkout is the package's parent directory holding xmlthresh's own ``pyproject.toml``; an installed
+    package's parent is ``site-packages``, which holds none (and a stray one there is not xmlthresh's)."""
     checkout = _PACKAGE_DIR.parent
-    return checkout if (checkout / "pyproject.toml").is_file() else None
+    try:
+        text = (checkout / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return checkout if _DECLARES_XMLTHRESH.search(text) else None
 
 
 def config_search_dirs() -> list[Path]:
-    """Directories of option groups joined to Hydra's search path, in priority order: the project's
-    top-level ``conf/`` (from the source checkout, else the project root) and each ``plugins/*/conf``."""
+    """Directories joined to Hydra's search path after the package's own ``xmlthresh/conf/`` (whose
+    options win on a name clash), in priority order: the user's ``conf/`` of the source checkout and of the
+    project root, each folder plugin's ``plugins/<name>/conf`` there, then the ``conf/`` of each installed
+    plugin (:func:`xmlthresh.plugins.installed_plugin_conf_dirs`)."""
+    from .plugins import installed_plugin_conf_dirs, plugin_folders  # plugins imports this module
+
+    candidates = [root / "conf" for root in project_roots()]
+    candidates += [conf for folder in plugin_folders() for conf in sorted(folder.glob("*/conf"))]
+    candidates += installed_plugin_conf_dirs()
+    return [d for d in dict.fromkeys(c.resolve() for c in candidates) if d.is_dir()]
+
+
+def project_roots() -> list[Path]:
+    """The source checkout (if any) and the project root, without repetition: where ``conf/`` and
+    ``plugins/`` of the user are looked for (the checkout's own ``plugins/`` stay visible when
+    ``$XMLTHRESH_HOME`` points elsewhere)."""
     roots = [root for root in (source_checkout(), project_root()) if root is not None]
-    dirs: list[Path] = []
-    for root in dict.fromkeys(roots):
-        for candidate in [root / "conf", *sorted((root / "plugins").glob("*/conf"))]:
-            if candidate.is_dir() and candidate not in dirs:
-                dirs.append(candidate)
-    return dirs
+    return list(dict.fromkeys(roots))
 
 
 def runs_dir() -> Path:
-    """Where Hydra run directories and the MLflow store go."""
+    """Where Hydra run directories and the MLflow store go: ``<project root>/runs``."""
     return project_root() / "runs"

@@ -1,7 +1,7 @@
 """Name -> class registries for the pluggable concepts (strategies, datasets, ...).
 
 A plugin registers itself with a decorator; the CLI and users look it up by the same name that names its
-YAML option (``conf/strategy/domain.yaml`` <-> ``@STRATEGIES.register("domain")``).
+YAML option (``xmlthresh/conf/strategy/domain.yaml`` <-> ``@STRATEGIES.register("domain")``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from . import __version__
-from .paths import project_root, runs_dir
+from .paths import runs_dir, source_checkout
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,12 @@ def artifact_root_for(uri: str) -> str | None:
 
 
 def git_commit() -> str:
-    """Commit of the project checkout (with ``-dirty`` for uncommitted changes), or ``unknown``."""
-    root = project_root()
+    """Commit of the source checkout the code runs from (with ``-dirty`` for uncommitted changes), or
+    ``unknown`` for an installed package (its version tag says what ran; the current directory's repository,
+    if any, is the user's, not the code's)."""
+    root = source_checkout()
+    if root is None:
+        return "unknown"
     try:
         commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
                                 timeout=10, check=True).stdout.strip()

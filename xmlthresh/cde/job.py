@@ -3,8 +3,8 @@
     python -m xmlthresh task=cde estimator=nnkcde cde_dataset=surd
     python -m xmlthresh -m task=cde estimator=marginal,nnkcde,ckde,gmm,rfcde,flexcode cde_dataset=surd,fork,xanes
 
-The estimator and data-set options live in ``conf/estimator/`` and ``conf/cde_dataset/``; their keys are the
-constructor parameters of the registered classes (``name`` picks the class).
+The estimator and data-set options live in ``xmlthresh/conf/estimator/`` and ``xmlthresh/conf/cde_dataset/``;
+their keys are the constructor parameters of the registered classes (``name`` picks the class).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The contract of a dataset plugin: constructor parameters come from ``conf/dataset/<option>.yaml``,
-``load()`` returns the data: :class:`RankedLists`, :class:`ScoreData` (a ranker's scores per split) or
-:class:`MultiLabelData` (features, ranked by a first-stage ranker)."""
+"""The contract of a dataset plugin: constructor parameters come from its option
+``xmlthresh/conf/dataset/<option>.yaml``, ``load()`` returns the data: :class:`RankedLists`,
+:class:`ScoreData` (a ranker's scores per split) or :class:`MultiLabelData` (features, ranked by a
+first-stage ranker)."""
 
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ def make_ranker(ranker_name: str, params: Mapping[str, Any] | None = None, seed:
     """The registered ranker with ``params``; ``seed`` goes to its ``random_state`` when it has one.
 
     Unknown parameters raise an error listing the accepted ones; a ``name`` entry equal to ``ranker_name``
-    (as in ``conf/ranker/<name>.yaml``) is ignored."""
+    (as in ``xmlthresh/conf/ranker/<name>.yaml``) is ignored."""
     cls = RANKERS.get(ranker_name)
     params = dict(params or {})
     if params.get("name", ranker_name) != ranker_name:
