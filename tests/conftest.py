@@ -35,3 +35,15 @@ def isolated_home(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("XMLTHRESH_CACHE", str(tmp_path / "cache"))
     (tmp_path / "home").mkdir()
     return tmp_path / "home"
+
+
+@pytest.fixture
+def toy_mulan(tmp_path, monkeypatch):
+    """A small Mulan set in a data directory of its own (cache too; downloads off)."""
+    from helpers import write_mulan_set
+
+    monkeypatch.setenv("XMLTHRESH_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("XMLTHRESH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("XMLTHRESH_OFFLINE", "1")
+    write_mulan_set(tmp_path / "data", "toy")
+    return tmp_path

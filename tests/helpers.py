@@ -59,3 +59,17 @@ def write_mulan_set(data: Path, name: str, n_train: int = 160, n_test: int = 80,
     (folder / f"{name}-train.arff").write_text(header + "\n".join(rows[:n_train]) + "\n")
     (folder / f"{name}-test.arff").write_text(header + "\n".join(rows[n_train:]) + "\n")
     return folder
+
+
+def composed(*overrides: str) -> dict:
+    """The resolved config the CLI would run (tracking, plots and JIT warm-up off)."""
+    from hydra import compose, initialize_config_module
+    from omegaconf import OmegaConf
+
+    from xmlthresh.cli import register_resolvers
+
+    register_resolvers()
+    with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["tracking.enabled=false", "plots=false", "warm_up=false",
+                                                       *overrides])
+    return OmegaConf.to_container(cfg, resolve=True)

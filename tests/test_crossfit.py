@@ -8,7 +8,6 @@ import logging
 
 import numpy as np
 import pytest
-from helpers import write_mulan_set
 from sklearn.datasets import make_multilabel_classification
 
 from xmlthresh.data.multilabel import ScoreData
@@ -73,16 +72,6 @@ def job(protocol, strategy: str = "independent", seed: int = 0, name: str = "toy
     return {"strategy": {"name": strategy}, "ranker": {"name": "br_logreg"},
             "dataset": {"loader": "mulan", "name": name, "seed": seed}, "protocol": protocol, "seed": seed,
             "beta": 1.0, "warm_up": False, "plots": False, "tracking": {"enabled": False}}
-
-
-@pytest.fixture
-def toy_mulan(tmp_path, monkeypatch):
-    """A small Mulan set in a data directory of its own (cache too; downloads off)."""
-    monkeypatch.setenv("XMLTHRESH_DATA", str(tmp_path / "data"))
-    monkeypatch.setenv("XMLTHRESH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("XMLTHRESH_OFFLINE", "1")
-    write_mulan_set(tmp_path / "data", "toy")
-    return tmp_path
 
 
 def test_crossfit_run_fits_the_ranker_folds_plus_one_times_for_a_whole_strategy_sweep(toy_mulan, monkeypatch):

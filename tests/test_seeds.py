@@ -8,11 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import PACKAGE_CONF, SHARED, data_dir_with, write_mulan_set
-from hydra import compose, initialize_config_module
+from helpers import PACKAGE_CONF, SHARED, composed, data_dir_with
 from omegaconf import OmegaConf
 
-from xmlthresh.cli import register_resolvers
 from xmlthresh.datasets import DATASETS
 from xmlthresh.datasets.mulan import MulanDataset
 from xmlthresh.job import build, run_job
@@ -22,28 +20,10 @@ CONF = PACKAGE_CONF
 CARVING_LOADERS = ("mulan", "xmlrepo")
 
 
-def composed(*overrides: str) -> dict:
-    """The resolved config the CLI would run (tracking and plots off)."""
-    register_resolvers()
-    with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["tracking.enabled=false", "plots=false", "warm_up=false",
-                                                       *overrides])
-    return OmegaConf.to_container(cfg, resolve=True)
-
-
 def rows(matrix) -> set[tuple]:
     """The documents of a split as a set of feature rows (documents carry no ids)."""
     dense = matrix.toarray() if hasattr(matrix, "toarray") else np.asarray(matrix)
     return {tuple(row) for row in dense}
-
-
-@pytest.fixture
-def toy_mulan(tmp_path, monkeypatch):
-    monkeypatch.setenv("XMLTHRESH_DATA", str(tmp_path / "data"))
-    monkeypatch.setenv("XMLTHRESH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("XMLTHRESH_OFFLINE", "1")
-    write_mulan_set(tmp_path / "data", "toy")
-    return tmp_path
 
 
 # ------------------------------------------------------------------------------------------ config

@@ -6,20 +6,10 @@ import json
 
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_module
-from omegaconf import OmegaConf
+from helpers import composed
 
-from xmlthresh.cli import register_resolvers
 from xmlthresh.job import run_job
 from xmlthresh.studies import consistency_table, load_results, main, transfer_summary, transfer_table
-
-
-def composed(*overrides: str) -> dict:
-    register_resolvers()
-    with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["tracking.enabled=false", "plots=false", "warm_up=false",
-                                                       *overrides])
-    return OmegaConf.to_container(cfg, resolve=True)
 
 
 DENSE_XMC = ["dataset=synthetic_xmc", "dataset.top_k=null", "dataset.n_labels=30", "dataset.num_docs=400",

@@ -34,7 +34,7 @@ from ..data.folds import check_folds, kfold_assignment
 from ..data.multilabel import MultiLabelData, ScoreData
 from ..data.scores import ScoredSplit
 from .base import Ranker
-from .scoring import cache_key, cache_path, jsonable, make_ranker, ranker_quality, read_cache
+from .scoring import cache_key, cache_path, make_ranker, ranker_info, ranker_quality, read_cache
 
 from ..locks import cache_lock
 
@@ -82,22 +82,14 @@ def crossfit_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str,
         quality = ranker_quality(splits["test"].scores, splits["test"].labels)
         oof_quality = ranker_quality(splits["validation"].scores, splits["validation"].labels)
         info = {
-            "ranker": ranker_name,
-            "ranker_params": jsonable(ranker.get_params()),
-            "seed": seed,
-            **{f"ranker_{name}": value for name, value in quality.items()},
-            "ranker_fit_seconds": fit_seconds,
-            "ranker_fit_cpu_seconds": fit_cpu_seconds,
+            **ranker_info(ranker_name, ranker, seed, quality, fit_seconds, fit_cpu_seconds, predict_seconds,
+                          int(n_docs), key),
             "ranker_fold_fit_seconds": oof_seconds,
-            "ranker_predict_seconds": predict_seconds,
-            "ranker_train_docs": int(n_docs),
             "out_of_fold": {"folds": folds, "fold_seed": int(fold_seed),
                             "fold_sizes": np.bincount(fold_of, minlength=folds).tolist(),
                             "training_splits": whole.info.get("training_union", {"train": int(n_docs)}),
                             **{f"p_at_{k}": oof_quality[f"p_at_{k}"] for k in (1, 3, 5)},
                             "ranking_loss": oof_quality["ranking_loss"]},
-            "cache_key": key,
-            "scores_from_cache": False,
         }
         log.info("cross-fitted %s on %s: out-of-fold P@1 %.4f, test P@1 %.4f (%d fits, %.2f s)", ranker_name, data.name,
                  oof_quality["p_at_1"], quality["p_at_1"], folds + 1, fit_seconds)

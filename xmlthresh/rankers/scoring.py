@@ -93,18 +93,8 @@ def ranker_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str, A
         predict_seconds = time.perf_counter() - started
         test = splits["test"]
         quality = ranker_quality(test.scores, test.labels)
-        info = {
-            "ranker": ranker_name,
-            "ranker_params": jsonable(ranker.get_params()),
-            "seed": seed,
-            **{f"ranker_{name}": value for name, value in quality.items()},
-            "ranker_fit_seconds": fit_seconds,
-            "ranker_fit_cpu_seconds": fit_cpu_seconds,
-            "ranker_predict_seconds": predict_seconds,
-            "ranker_train_docs": int(data.X["train"].shape[0]),
-            "cache_key": key,
-            "scores_from_cache": False,
-        }
+        info = ranker_info(ranker_name, ranker, seed, quality, fit_seconds, fit_cpu_seconds, predict_seconds,
+                           int(data.X["train"].shape[0]), key)
         log.info("ranker %s on %s: P@1 %.4f, P@3 %.4f, P@5 %.4f, ranking loss %.4f (fit %.2f s)", ranker_name,
                  data.name, quality["p_at_1"], quality["p_at_3"], quality["p_at_5"], quality["ranking_loss"], fit_seconds)
         result = ScoreData(data.name, splits, info)
@@ -114,6 +104,23 @@ def ranker_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str, A
             save_scores(path, result)
             log.info("scores cached in %s", path)
         return result
+
+
+def ranker_info(ranker_name: str, ranker: Ranker, seed: int, quality: Mapping[str, float], fit_seconds: float,
+                fit_cpu_seconds: float, predict_seconds: float, train_docs: int, key: str) -> dict[str, Any]:
+    """The facts about a fitted ranker that go with its cached scores (and into every run's result)."""
+    return {
+        "ranker": ranker_name,
+        "ranker_params": jsonable(ranker.get_params()),
+        "seed": seed,
+        **{f"ranker_{name}": value for name, value in quality.items()},
+        "ranker_fit_seconds": fit_seconds,
+        "ranker_fit_cpu_seconds": fit_cpu_seconds,
+        "ranker_predict_seconds": predict_seconds,
+        "ranker_train_docs": train_docs,
+        "cache_key": key,
+        "scores_from_cache": False,
+    }
 
 
 def ranker_quality(scores: np.ndarray | sp.csr_matrix, labels: sp.csr_matrix) -> dict[str, float]:
