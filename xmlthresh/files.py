@@ -9,6 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
+
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -27,3 +29,19 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def write_json_atomic(path: Path, payload: Mapping[str, Any]) -> None:
     write_text_atomic(path, json.dumps(payload, indent=2) + "\n")
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as plain JSON values: numpy scalars and arrays -> Python numbers and lists, tuples -> lists,
+    mapping keys -> strings, anything else that JSON cannot hold -> its repr."""
+    if isinstance(value, Mapping):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)

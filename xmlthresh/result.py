@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import __version__
+from .files import jsonable
 from .thresholds import apply_thresholds
 from .validation import InputError, check_scores
 
@@ -124,7 +125,7 @@ class ThresholdResult:
             "beta": _encode(self.beta),
             "include_predict_all": bool(self.include_predict_all),
             "n_labels": self.n_labels,
-            "label_names": _plain(np.asarray(self.label_names).tolist()),
+            "label_names": jsonable(np.asarray(self.label_names).tolist()),
             "f_macro": _encode(self.f_macro),
             "lower_bound": _encode(self.lower_bound),
             "upper_bound": _encode(self.upper_bound),
@@ -205,22 +206,9 @@ def _major(version: str) -> str:
     return version.split(".", 1)[0]
 
 
-def _plain(value: Any) -> Any:
-    """numpy scalars and arrays as Python values (JSON-serialisable)."""
-    if isinstance(value, dict):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def _encode(value: Any) -> Any:
     """JSON-ready value: non-finite floats become the strings "inf", "-inf", "nan"."""
-    value = _plain(value)
+    value = jsonable(value)
     if isinstance(value, float) and not math.isfinite(value):
         return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, dict):

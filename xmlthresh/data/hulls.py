@@ -70,10 +70,8 @@ def hull_chains(candidates: Candidates) -> HullChains:
         return cached
     precision, recall = candidates.precision, candidates.recall
     chain_ptr, chain = upper_right_chains(candidates.cand_ptr, precision, recall)
-    if candidates.exact:
-        label, dp, dr, key = chain_edges(chain_ptr, chain, candidates.tp, candidates.cut, candidates.n_relevant)
-    else:  # an estimated objective (smoothed or expected counts): keys from the floating-point (p, r)
-        label, dp, dr, key = chain_edges_float(chain_ptr, chain, precision, recall)
+    label, dp, dr, key = chain_edges(chain_ptr, chain, candidates.tp, candidates.cut, candidates.n_relevant,
+                                     precision, recall, candidates.exact)
     hulls = HullChains(chain_ptr, chain, label, dp, dr, key)
     object.__setattr__(candidates, "_hull_chains", hulls)
     return hulls
@@ -120,9 +118,11 @@ def upper_right_chains(cand_ptr, precision, recall):
 
 
 @numba.njit(cache=True)
-def chain_edges(chain_ptr, chain, tp, cut, n_relevant):
+def chain_edges(chain_ptr, chain, tp, cut, n_relevant, precision, recall, exact):
     """Every chain edge as (label, dp, dr, key), key = -dp/dr = the tangent of the normal direction at which
-    the edge becomes the better move; computed from integer counts so equal edges get identical keys."""
+    the edge becomes the better move. With ``exact`` (integer counts) the key comes from the counts, so equal
+    edges get identical keys; otherwise (an estimated objective: smoothed precision, expected counts) from
+    the floating-point (p, r). Chain edges have dp < 0 < dr, so the key is finite and positive."""
     n = len(chain_ptr) - 1
     n_edges = len(chain) - n
     label = np.empty(n_edges, dtype=np.int64)
@@ -135,42 +135,19 @@ def chain_edges(chain_ptr, chain, tp, cut, n_relevant):
         for j in range(chain_ptr[k], chain_ptr[k + 1] - 1):
             a = chain[j]
             b = chain[j + 1]
-            tp1, tau1, tp2, tau2 = tp[a], cut[a], tp[b], cut[b]
-            label[e] = k
-            p1 = tp1 / tau1 if tau1 > 0 else 0.0
-            p2 = tp2 / tau2 if tau2 > 0 else 0.0
-            dp[e] = p2 - p1
-            dr[e] = (tp2 - tp1) / s
-            # -dp/dr = (tp1 tau2 - tp2 tau1) s / (tau1 tau2 (tp2 - tp1)); integer numerator is exact
-            if tau1 > 0:
-                num = float(tp1 * tau2 - tp2 * tau1) * s
-                den = float(tau1) * float(tau2) * float(tp2 - tp1)
-                key[e] = num / den
-            else:  # from "predict nothing" (p = 0): cannot happen on a chain (start has max precision)
-                key[e] = -dp[e] / dr[e]
-            e += 1
-    return label, dp, dr, key
-
-
-@numba.njit(cache=True)
-def chain_edges_float(chain_ptr, chain, precision, recall):
-    """Every chain edge as (label, dp, dr, key = -dp/dr) from floating-point (p, r) points (objectives that
-    are not ratios of integer counts); chain edges have dp < 0 < dr, so the key is finite and positive."""
-    n = len(chain_ptr) - 1
-    n_edges = len(chain) - n
-    label = np.empty(n_edges, dtype=np.int64)
-    dp = np.empty(n_edges, dtype=np.float64)
-    dr = np.empty(n_edges, dtype=np.float64)
-    key = np.empty(n_edges, dtype=np.float64)
-    e = 0
-    for k in range(n):
-        for j in range(chain_ptr[k], chain_ptr[k + 1] - 1):
-            a = chain[j]
-            b = chain[j + 1]
             label[e] = k
             dp[e] = precision[b] - precision[a]
-            dr[e] = recall[b] - recall[a]
-            key[e] = -dp[e] / dr[e]
+            if exact:  # dr from the count difference: one rounding, as the sweep kernels expect
+                dr[e] = (tp[b] - tp[a]) / s
+            else:
+                dr[e] = recall[b] - recall[a]
+            if exact and cut[a] > 0:
+                # -dp/dr = (tp1 tau2 - tp2 tau1) s / (tau1 tau2 (tp2 - tp1)); integer numerator is exact
+                num = float(tp[a] * cut[b] - tp[b] * cut[a]) * s
+                den = float(cut[a]) * float(cut[b]) * float(tp[b] - tp[a])
+                key[e] = num / den
+            else:  # an estimated objective, or from "predict nothing" (cannot happen on a chain)
+                key[e] = -dp[e] / dr[e]
             e += 1
     return label, dp, dr, key
 

@@ -28,6 +28,7 @@ import scipy.sparse as sp
 
 from ..data.multilabel import MultiLabelData, ScoreData
 from ..data.scores import ScoredSplit
+from ..files import jsonable
 from ..locks import cache_lock
 from ..paths import cache_dir
 from .base import Ranker
@@ -193,16 +194,3 @@ def read_cache(path: Path, key: str, name: str) -> ScoreData | None:
     info["scores_from_cache"] = True
     info["cache_path"] = str(path)
     return ScoreData(name, cached.splits, info)
-
-
-def jsonable(value: Any) -> Any:
-    """Parameters as plain JSON values (numpy scalars -> Python, tuples -> lists, others -> repr)."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return repr(value)
