@@ -15,7 +15,7 @@ from xmlthresh.data.candidates import build_candidates
 from xmlthresh.data.hulls import hull_chains
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.datasets import DATASETS
-from xmlthresh.metrics import evaluate_cuts
+from xmlthresh.data.evaluation import evaluate_cuts
 from xmlthresh.strategies import STRATEGIES
 
 TOL = 1e-12

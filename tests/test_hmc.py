@@ -240,12 +240,11 @@ def test_real_hmc_config_composes():
     from hydra import compose, initialize_config_module
 
     from xmlthresh.cli import register_resolvers
-    from xmlthresh.job import build
 
     register_resolvers()
     with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
         cfg = compose(config_name="config", overrides=["dataset=hmc"])
     params = dict(cfg.dataset)
     assert params.pop("loader") == "hmc"
-    dataset = build(DATASETS.get("hmc"), params, "hmc")
+    dataset = DATASETS.build("hmc", params)
     assert dataset.name == "cellcycle_GO" and dataset.folder().name == "hmc_cellcycle_GO"

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from xmlthresh.data.holdout import split_ranked_lists
 from xmlthresh.datasets.synthetic import generate_ranked_lists
-from xmlthresh.metrics import true_positives_at_cuts
+from xmlthresh.data.evaluation import true_positives_at_cuts
 from xmlthresh.strategies import STRATEGIES
 
 

@@ -21,7 +21,7 @@ from test_strategy_properties import small_instances
 from xmlthresh.data.candidates import build_candidates
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.datasets import DATASETS
-from xmlthresh.metrics import evaluate_cuts
+from xmlthresh.data.evaluation import evaluate_cuts
 from xmlthresh.strategies import STRATEGIES
 from xmlthresh.strategies.linearization import LinearizedMap
 from xmlthresh.strategies.linearization_region import GRID_COLUMNS, taylor_remainder_bound, taylor_slack

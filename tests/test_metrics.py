@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from xmlthresh.data.ranked_lists import RankedLists
-from xmlthresh.metrics import evaluate, evaluate_cuts, f_beta, true_positives_at_cuts
+from xmlthresh.data.evaluation import evaluate_cuts, true_positives_at_cuts
+from xmlthresh.metrics import evaluate, f_beta
 
 
 def test_f_beta_values_and_zero_convention():

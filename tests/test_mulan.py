@@ -645,7 +645,6 @@ def test_real_shorthand_configs_compose_and_load(real_mulan):
     from hydra import compose, initialize_config_module
 
     from xmlthresh.cli import register_resolvers
-    from xmlthresh.job import build
 
     register_resolvers()
     for name, *_ in REAL_SETS:
@@ -653,7 +652,7 @@ def test_real_shorthand_configs_compose_and_load(real_mulan):
             cfg = compose(config_name="config", overrides=[f"dataset={name}"])
         params = dict(cfg.dataset)
         assert params.pop("loader") == "mulan" and params["name"] == name
-        dataset = build(DATASETS.get("mulan"), params, name)
+        dataset = DATASETS.build("mulan", params)
         assert isinstance(dataset, MulanDataset) and dataset.name == name and dataset.folder().name == name
 
 

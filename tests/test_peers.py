@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from xmlthresh import plugins
+from xmlthresh import paths, plugins
 from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.data.scores import ScoredSplit
@@ -95,7 +95,6 @@ def test_option_yaml_composes_and_builds_the_strategy(name):
     from omegaconf import OmegaConf
 
     from xmlthresh.cli import register_resolvers
-    from xmlthresh.job import build
 
     register_resolvers()
     with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
@@ -104,8 +103,7 @@ def test_option_yaml_composes_and_builds_the_strategy(name):
     assert params.pop("name") == name
     if "seed" in params:
         assert params["seed"] == 7  # the run's seed
-    model = build(STRATEGIES.get(name), {"beta": 2.0, **params}, name)
-    model._check_params()
+    model = STRATEGIES.build(name, {"beta": 2.0, **params})
     assert model.get_params()["beta"] == 2.0
 
 
@@ -131,7 +129,7 @@ def test_the_options_ship_in_the_plugin_package_and_are_found_through_its_entry_
     from xmlthresh.paths import config_search_dirs
 
     assert {p.stem for p in (PEER_CONF / "strategy").glob("*.yaml")} == set(PEERS)
-    assert PEER_CONF in plugins.installed_plugin_conf_dirs()
+    assert PEER_CONF in paths.installed_plugin_conf_dirs()
     assert PEER_CONF.resolve() in config_search_dirs()
 
 
@@ -146,8 +144,8 @@ def test_without_the_plugin_its_options_are_unknown_and_the_others_compose(monke
 
     monkeypatch.setattr(importlib.metadata, "entry_points", importlib.metadata.entry_points)  # restored after
     exec(HIDE_THE_PLUGIN, {})
-    monkeypatch.setattr(plugins, "entry_points", importlib.metadata.entry_points)
-    assert PEER_CONF not in plugins.installed_plugin_conf_dirs()
+    monkeypatch.setattr(paths, "entry_points", importlib.metadata.entry_points)
+    assert PEER_CONF not in paths.installed_plugin_conf_dirs()
     assert PEER_CONF.resolve() not in config_search_dirs()
     register_resolvers()
     with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):

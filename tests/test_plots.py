@@ -19,7 +19,7 @@ def test_run_plots_are_written(tmp_path):
         model = STRATEGIES.get(name)(**params).fit_lists(lists)
         out = tmp_path / name
         out.mkdir()
-        paths = save_run_plots(lists, model, 1.0, out)
+        paths = save_run_plots(model.fitted(), out)
         assert {p.stem for p in paths} == expected
         assert all(p.read_bytes().startswith(PNG) for p in paths)
 
@@ -31,3 +31,26 @@ def test_small_instances_show_every_threshold_vector():
     fig = achievable_set(lists, 1.0, cuts=np.array([1, 3]))
     scatter = fig.axes[0].collections[-1]
     assert len(scatter.get_offsets()) == 4  # 2 Pareto candidates per label
+
+
+def test_plots_never_refit_a_strategy(tmp_path, monkeypatch):
+    """The pictures are drawn from the fitted rule alone: no strategy is fitted while they are drawn."""
+    from xmlthresh.strategies.base import ThresholdStrategy
+
+    lists = generate_ranked_lists(n_labels=12, num_docs=80, seed=3)
+    fitted = STRATEGIES.get("independent")().fit_lists(lists).fitted()
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a plot refitted a strategy")
+
+    monkeypatch.setattr(ThresholdStrategy, "fit_lists", forbidden)
+    assert {p.stem for p in save_run_plots(fitted, tmp_path)} == {"domain", "argv", "per_label_pr", "pr_curves"}
+
+
+def test_no_overflow_warning_on_a_huge_achievable_set():
+    import warnings
+
+    lists = generate_ranked_lists(n_labels=400, num_docs=3000, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        achievable_set(lists, 1.0, max_points=2000)

@@ -13,7 +13,7 @@ from oracle import f_beta, label_options, small_instances
 from xmlthresh.data.candidates import build_candidates
 from xmlthresh.data.objective import smoothed, with_precision_floor
 from xmlthresh.data.ranked_lists import RankedLists
-from xmlthresh.metrics import true_positives_at_cuts
+from xmlthresh.data.evaluation import true_positives_at_cuts
 from xmlthresh.strategies import STRATEGIES
 
 FLOORS = st.sampled_from([0.0, 0.2, 0.34, 0.5, 0.75, 1.0])

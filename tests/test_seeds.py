@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 
 from xmlthresh.datasets import DATASETS
 from xmlthresh.datasets.mulan import MulanDataset
-from xmlthresh.job import build, run_job
+from xmlthresh.job import run_job
 
 CONF = PACKAGE_CONF
 #: loaders that carve a validation split out of train (and so need a seed that follows the run's)
@@ -72,7 +72,7 @@ def test_the_same_seed_reproduces_a_run_bit_for_bit(toy_mulan, monkeypatch, prot
 def test_another_seed_draws_another_validation_split_and_another_ranker_cache_entry(toy_mulan):
     zero = composed("dataset=mulan", "dataset.name=toy", "protocol=holdout", "strategy=independent", "seed=0")
     one = composed("dataset=mulan", "dataset.name=toy", "protocol=holdout", "strategy=independent", "seed=1")
-    splits = [build(DATASETS.get("mulan"), {k: v for k, v in c["dataset"].items() if k != "loader"}, "mulan").load()
+    splits = [DATASETS.build("mulan", {k: v for k, v in c["dataset"].items() if k != "loader"}).load()
               for c in (zero, one)]
     assert rows(splits[0].X["validation"]) != rows(splits[1].X["validation"])
     assert rows(splits[0].X["validation"]) | rows(splits[0].X["train"]) == \

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oracle import brute_force, small_instances
-from xmlthresh.metrics import evaluate_cuts
+from xmlthresh.data.evaluation import evaluate_cuts
 from xmlthresh.strategies import STRATEGIES
 
 TOL = 1e-12

@@ -19,7 +19,6 @@ from xmlthresh.data import build_candidates
 from xmlthresh.data import cache as cache_module
 from xmlthresh.datasets import DATASETS
 from xmlthresh.datasets.wikilshtc import WIKI_N_LABELS, WIKI_NUM_DOCS, WikiLSHTC
-from xmlthresh.job import build
 from xmlthresh.strategies import STRATEGIES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +48,7 @@ def test_config_file_builds_the_registered_plugin():
     cfg = OmegaConf.to_container(OmegaConf.load(PACKAGE_CONF / "dataset" / "wikilshtc.yaml"))
     assert cfg == {"loader": "wikilshtc", "name": "wikilshtc", "path": WIKI, "num_docs": 587084,
                    "include_predict_all": True, "first_n_labels": None}
-    dataset = build(DATASETS.get(cfg.pop("loader")), cfg, "wikilshtc")
+    dataset = DATASETS.build(cfg.pop("loader"), cfg)
     assert isinstance(dataset, WikiLSHTC) and dataset.num_docs == WIKI_NUM_DOCS and dataset.cache
 
 

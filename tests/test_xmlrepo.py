@@ -171,12 +171,11 @@ def test_xmlrepo_config_composes():
     from hydra import compose, initialize_config_module
 
     from xmlthresh.cli import register_resolvers
-    from xmlthresh.job import build
 
     register_resolvers()
     with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
         cfg = compose(config_name="config", overrides=["dataset=xmlrepo", "dataset.path=Bibtex/Bibtex_data.txt"])
     params = dict(cfg.dataset)
     assert params.pop("loader") == "xmlrepo"
-    dataset = build(DATASETS.get("xmlrepo"), params, "xmlrepo")
+    dataset = DATASETS.build("xmlrepo", params)
     assert dataset.name == "Bibtex_data" and dataset.split_index == 0

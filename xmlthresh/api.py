@@ -78,19 +78,7 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
 def make_strategy(name: str, beta: float, params: dict[str, Any]) -> BaseStrategy:
     """An unfitted strategy by registry name (plugins loaded), with its parameters checked."""
     load_plugins()
-    cls = STRATEGIES.get(name)
-    unavailable = getattr(cls, "unavailable_reason", None)
-    reason = unavailable() if callable(unavailable) else None
-    if reason:
-        raise ImportError(f"strategy {name!r} is unavailable: {reason}")
-    accepted = cls._get_param_names()
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        raise InputError(f"strategy {name!r} has no parameter(s) {', '.join(unknown)}; "
-                         f"its parameters: {', '.join(accepted)}")
-    estimator = cls(beta=beta, **params)
-    estimator._check_params()
-    return estimator
+    return STRATEGIES.build(name, {"beta": beta, **params})
 
 
 def _label_names(label_names: Sequence[Any] | None, n_labels: int) -> np.ndarray:

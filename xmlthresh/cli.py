@@ -18,13 +18,14 @@ from omegaconf import DictConfig, OmegaConf
 
 from .data.download import DataUnavailableError
 from .paths import config_search_dirs, runs_dir
-from .registry import UnknownNameError
+from .registry import UnavailableError, UnknownNameError
 
 log = logging.getLogger("xmlthresh")
 
 #: errors caused by the input or the configuration (malformed files, inconsistent data, bad parameters are
-#: ValueErrors; unknown names, missing data): reported as one line, without a traceback
-USER_ERRORS = (ValueError, DataUnavailableError, UnknownNameError)
+#: ValueErrors; unknown names, missing data, a plugin whose dependency is not installed): reported as one
+#: line, without a traceback
+USER_ERRORS = (ValueError, DataUnavailableError, UnknownNameError, UnavailableError)
 
 
 def register_resolvers() -> None:

@@ -1,32 +1,22 @@
-"""One run of the main job: load a data set, (rank it), fit a strategy under a protocol, write
-``result.json`` and ``thresholds.csv``, log everything to MLflow.
+"""One run of the main job: a tracked MLflow run around one task (``thresholds``:
+:mod:`xmlthresh.threshold_task`; ``cde``: :mod:`xmlthresh.cde_task`), its ``result.json`` written and logged,
+and in a sweep the resume of a configuration that already finished.
 
 Usable without Hydra (``run_job(config_dict, run_dir)``); the CLI is a thin layer that composes the config.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
-import time
 from pathlib import Path
 from typing import Any, Mapping
 
-import numpy as np
-import pandas as pd
-
 from . import __version__
-from .data.multilabel import MultiLabelData, ScoreData
-from .data.ranked_lists import RankedLists
-from .datasets import DATASETS
-from .files import write_json_atomic, write_text_atomic
+from .files import write_json_atomic
 from .plugins import load_plugins
-from .protocols import ProtocolSpec, fit_and_evaluate, protocol_spec
-from .seeds import loader_seeds, seeds_used
-from .strategies import STRATEGIES, BaseStrategy
+from .registry import ConfigError
 from .sweep import mark_resumed, parent_run_id
-from .tracking import (CONFIG_HASH_TAG, config_hash, finished_run_with_hash, flatten, git_commit, numeric_metrics,
-                       tracked_run)
+from .tracking import CONFIG_HASH_TAG, config_hash, finished_run_with_hash, git_commit, numeric_metrics, tracked_run
 
 log = logging.getLogger(__name__)
 
@@ -35,19 +25,6 @@ TASKS = ("thresholds", "cde")
 
 #: result fields that are settings, not measurements (logged as params, not metrics)
 _NOT_METRICS = ("beta", "include_predict_all", "seed", "folds")
-
-
-class ConfigError(ValueError):
-    """A configuration that names an unknown parameter or gives it an invalid value."""
-
-
-def build(plugin: type, params: Mapping[str, Any], what: str) -> Any:
-    """Instantiate a plugin class with ``params``, turning unknown parameters into a readable error."""
-    accepted = [p for p in inspect.signature(plugin.__init__).parameters if p not in ("self", "args", "kwargs")]
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        raise ConfigError(f"{what} has no parameter(s) {', '.join(unknown)}; its parameters: {', '.join(accepted)}")
-    return plugin(**params)
 
 
 def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
@@ -88,11 +65,13 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
         base = {"task": task, "version": __version__, "git_commit": git_commit(), "mlflow_run_id": tracker.run_id,
                 "run_dir": str(run_dir)}
         if task == "cde":
-            from .cde.job import run_cde_task
+            from .cde_task import run_cde_task  # the CDE package only for CDE runs
 
             result = run_cde_task(cfg, run_dir, tracker, base, _parallelism(context))
         else:
-            result = _threshold_task(cfg, run_dir, tracker, base, _parallelism(context))
+            from .threshold_task import run_threshold_task
+
+            result = run_threshold_task(cfg, run_dir, tracker, base, _parallelism(context))
         result_path = run_dir / "result.json"
         write_json_atomic(result_path, result)
         if not result.get("skipped"):
@@ -108,115 +87,6 @@ def _run_name(cfg: Mapping[str, Any], task: str) -> str:
     protocol = cfg.get("protocol") or "oracle"
     protocol = protocol.get("name", "?") if isinstance(protocol, Mapping) else protocol
     return f"{cfg['strategy']['name']}-{dataset}-{protocol}"
-
-
-def _threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict[str, Any],
-                    parallelism: dict[str, Any]) -> dict[str, Any]:
-    """Thresholds: load a data set, rank it when it has features, fit a strategy under a protocol."""
-    strategy_cfg = dict(cfg["strategy"])
-    dataset_cfg = dict(cfg["dataset"])
-    ranker_cfg = dict(cfg.get("ranker") or {})
-    strategy_name = strategy_cfg.pop("name")
-    loader = dataset_cfg.pop("loader")
-    beta = float(cfg.get("beta", 1.0))
-    seed = _run_seed(cfg.get("seed", 0))
-    spec = protocol_spec(cfg.get("protocol"), run_seed=seed)
-    protocol = spec.name
-    # built inside the run: a configuration error is a FAILED run with its message, like any other
-    dataset = build(DATASETS.get(loader), dataset_cfg, f"dataset loader {loader!r}")
-    strategy: BaseStrategy = build(STRATEGIES.get(strategy_name), {"beta": beta, **strategy_cfg},
-                                   f"strategy {strategy_name!r}")
-    strategy._check_params()
-    tracker.log_params(
-        {"strategy": strategy_name, "kind": strategy.kind, "dataset": dataset.name, "beta": beta,
-         "protocol": protocol, "seed": seed, **flatten(spec.params(), "protocol."),
-         **flatten(strategy.get_params(), "strategy."), **flatten(dataset_cfg, "dataset."),
-         "dataset.loader": loader, **parallelism}
-    )
-
-    started = time.perf_counter()
-    data = dataset.load()
-    load_seconds = time.perf_counter() - started
-    data_info: dict[str, Any] = {}
-    split_seeds = loader_seeds(data, dataset)
-    ranked_here = isinstance(data, MultiLabelData)
-    if ranked_here:
-        data, ranker_name = _rank(data, ranker_cfg, seed, spec)
-        data = data.with_predict_all(dataset.include_predict_all)
-        data_info = {"ranker": ranker_name, **data.info}
-        tracker.log_params({"ranker": ranker_name, **flatten(ranker_cfg, "ranker.")})
-    seeds = seeds_used(seed, split_seeds, data, spec, ranked_here, strategy.get_params())
-    tracker.log_params(flatten(seeds, "seeds."))
-
-    base = {"strategy": strategy_name, "variant": strategy_variant(strategy_name, strategy), "kind": strategy.kind,
-            "dataset": dataset.name, "beta": beta, "protocol": protocol, **spec.params(), "seed": seed, "seeds": seeds,
-            "load_seconds": load_seconds, **data_info, **base}
-    skipped, reason = strategy.skip(data)
-    if skipped:
-        log.warning("skipped: %s", reason)
-        tracker.set_tags({"skipped": reason})
-        return {**base, "skipped": True, "skip_reason": reason}
-
-    warmup_seconds = 0.0
-    if cfg.get("warm_up", True):
-        started = time.perf_counter()
-        strategy.warm_up()
-        warmup_seconds = time.perf_counter() - started
-    log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
-    evaluation = fit_and_evaluate(strategy, data, protocol=spec)
-    evaluation.update(population_metrics(dataset, data, strategy, beta))
-    if cfg.get("ceiling", False) and isinstance(data, ScoreData) and protocol != "oracle":
-        evaluation["ceiling_f_macro"] = ceiling_f_macro(data.splits["test"], beta)
-    thresholds_path = run_dir / "thresholds.csv"
-    write_text_atomic(thresholds_path, thresholds_table(strategy, _label_ids(data)).to_csv(index=False))
-    tracker.log_artifact(thresholds_path)
-    if hasattr(strategy, "grid_table"):  # linearization_region: the grid with its rectangles
-        grid_path = run_dir / "grid.csv"
-        write_text_atomic(grid_path, strategy.grid_table().to_csv(index=False))
-        tracker.log_artifact(grid_path)
-    if cfg.get("plots", True) and hasattr(strategy, "fit_lists_"):
-        from .plots import save_run_plots
-
-        for path in save_run_plots(strategy.fit_lists_, strategy, beta, run_dir):
-            tracker.log_artifact(path)
-    return {**base, **evaluation, "warmup_seconds": warmup_seconds}
-
-
-def ceiling_f_macro(split: Any, beta: float) -> float:
-    """The transfer study's ceiling: F-macro of ``domain`` fitted on the evaluation split itself (its labels
-    included) -- what no rule fitted elsewhere can beat on that split."""
-    from .strategies.domain import DomainStrategy
-
-    return float(DomainStrategy(beta=beta).fit_scores(split).f_macro_)
-
-
-def strategy_variant(name: str, strategy: BaseStrategy) -> str:
-    """The strategy's name with the parameters that differ from its defaults (beta and seed aside), e.g.
-    ``domain(smoothing=5.0)``: the label that tells variants of one strategy apart in a study."""
-    defaults = {key: parameter.default for key, parameter in inspect.signature(type(strategy).__init__).parameters.items()
-                if parameter.default is not inspect.Parameter.empty}
-    changed = {key: value for key, value in strategy.get_params(deep=False).items()
-               if key not in ("beta", "seed") and key in defaults and value != defaults[key]}
-    return f"{name}({', '.join(f'{key}={value}' for key, value in sorted(changed.items()))})" if changed else name
-
-
-def population_metrics(dataset: Any, data: Any, strategy: BaseStrategy, beta: float) -> dict[str, Any]:
-    """For a data set whose generative model is known in closed form (``dataset.population()``, e.g. dense
-    ``synthetic_xmc``): the population F-macro of the fitted score thresholds, the population optimum and
-    the regret. Empty for other data sets and for rules without per-label score thresholds."""
-    population = dataset.population() if callable(getattr(dataset, "population", None)) else None
-    if population is None or not isinstance(data, ScoreData):
-        return {}
-    if hasattr(strategy, "thresholds_for"):  # a transductive rule: the thresholds it applies to the eval split
-        thresholds = strategy.thresholds_for(data.splits["test"])
-    elif hasattr(strategy, "score_thresholds_"):
-        thresholds = strategy.score_thresholds_
-    else:
-        return {}
-    best = population.optimum(beta)
-    value = population.f_macro(thresholds, beta)
-    return {"population_f_macro": value, "population_optimum": best["f_macro"],
-            "population_upper_bound": best["upper_bound"], "population_regret": best["f_macro"] - value}
 
 
 def _parallelism(context: Mapping[str, Any]) -> dict[str, Any]:
@@ -252,51 +122,10 @@ def _resumed(run_id: str, run_dir: Path, context: Mapping[str, Any], uri: str | 
     return result
 
 
-def _run_seed(value: Any) -> int:
-    """The top-level seed, strictly an integer (``seed=1.5`` or ``seed=true`` is an error, not truncated)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ConfigError(f"seed must be an integer, got {value!r} ({type(value).__name__})")
-    return int(value)
-
-
-def _rank(data: MultiLabelData, ranker_cfg: dict, seed: int, spec: ProtocolSpec) -> tuple[ScoreData, str]:
-    """Scores of a first-stage ranker for a feature data set (cached by the ranker layer): fitted on train
-    (validation and test scored), or under crossfit out-of-fold scores of train ∪ validation and a refit."""
-    try:
-        from .rankers import crossfit_scores, ranker_scores
-    except ImportError as exc:  # pragma: no cover - only without the rankers package
-        raise ConfigError(f"data set {data.name!r} has features and needs a ranker, but rankers are unavailable: {exc}")
-    params = dict(ranker_cfg)
-    name = params.pop("name", None)
-    if not name:
-        raise ConfigError(f"data set {data.name!r} has features: choose a first-stage ranker, e.g. ranker=br_logreg")
-    if spec.name == "crossfit":
-        return crossfit_scores(data, name, params, seed, folds=spec.folds, fold_seed=spec.seed), name
-    return ranker_scores(data, name, params, seed), name
-
-
-def _label_ids(data: RankedLists | ScoreData) -> np.ndarray:
-    if isinstance(data, RankedLists):
-        return data.label_ids
-    names = data.splits["test"].label_names
-    return names if names is not None else np.arange(data.splits["test"].n_labels)
-
-
-def thresholds_table(strategy: BaseStrategy, label_ids: np.ndarray) -> pd.DataFrame:
-    """One row per label: the fitted cut (documents predicted on the fit data) and/or score threshold."""
-    table = {"label_id": label_ids}
-    if hasattr(strategy, "cuts_") and len(strategy.cuts_) == len(label_ids):
-        table["cut"] = strategy.cuts_
-    if hasattr(strategy, "score_thresholds_"):
-        table["score_threshold"] = strategy.score_thresholds_
-    table["excluded"] = ~strategy.kept_labels_
-    return pd.DataFrame(table)
-
-
 def summary(result: Mapping[str, Any]) -> str:
     """A short human summary of a result."""
     if result.get("task") == "cde":
-        from .cde.job import cde_summary
+        from .cde_task import cde_summary
 
         return cde_summary(result)
     head = (f"xmlthresh: strategy={result['strategy']} dataset={result['dataset']} protocol={result['protocol']} "

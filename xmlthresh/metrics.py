@@ -4,6 +4,9 @@ All functions take per-label counts (true positives ``tp``, predicted documents 
 documents ``n_relevant`` = s_k) so that the same code scores ranked lists and score matrices.
 Conventions (theory.md section 1): precision of an empty prediction (cut = 0) is 0; F_beta(0, 0) = 0;
 labels with s_k = 0 are excluded from every average (callers drop them, ``evaluate`` checks it).
+
+The bottom layer of the package: it imports nothing of xmlthresh but the input checks. The same metrics of a
+cut vector on ranked lists are in :mod:`xmlthresh.data.evaluation`.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .data.ranked_lists import RankedLists
+from .validation import InputError, check_labels
 
 
 def safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -66,44 +69,11 @@ def evaluate(tp: np.ndarray, cut: np.ndarray, n_relevant: np.ndarray, beta: floa
     }
 
 
-def true_positives_at_cuts(lists: RankedLists, cut: np.ndarray) -> np.ndarray:
-    """tp_k: relevant documents among the top ``cut[k]`` of label k's list.
-
-    ``cut[k] == num_docs`` means "predict all" (tp = s_k, valid for truncated lists too); otherwise the cut
-    must lie within the known list (0 <= cut <= L_k): beyond a truncated list the relevance is unknown.
-    """
-    cut = np.asarray(cut, dtype=np.int64)
-    if cut.shape != (lists.n_labels,):
-        raise ValueError(f"need one cut per label ({lists.n_labels}), got shape {cut.shape}")
-    predict_all = cut == lists.num_docs
-    unknown = ~predict_all & ((cut < 0) | (cut > lists.list_length))
-    if np.any(unknown):
-        k = int(np.flatnonzero(unknown)[0])
-        raise ValueError(
-            f"cut {cut[k]} of label {lists.label_ids[k]!r} lies outside its known list of "
-            f"{lists.list_length[k]} documents (and is not 'predict all' = {lists.num_docs})"
-        )
-    # Count ranks <= cut per label in one searchsorted over label-offset keys (ranks are sorted per label).
-    stride = lists.num_docs + 1
-    counts = np.diff(lists.label_ptr)
-    keys = np.repeat(np.arange(lists.n_labels, dtype=np.int64) * stride, counts) + lists.relevant_rank
-    upto = np.searchsorted(keys, np.arange(lists.n_labels, dtype=np.int64) * stride + cut, side="right")
-    tp = upto - lists.label_ptr[:-1]
-    return np.where(predict_all, lists.n_relevant, tp)
-
-
-def evaluate_cuts(lists: RankedLists, cut: np.ndarray, beta: float = 1.0) -> dict[str, float]:
-    """Metrics of the cut vector ``cut`` on ranked lists (all labels must have s_k > 0)."""
-    return evaluate(true_positives_at_cuts(lists, cut), cut, lists.n_relevant, beta)
-
-
 def f_macro_score(y_true: Any, y_pred: Any, *, beta: float = 1.0) -> float:
     """F-macro = F_beta(mean precision, mean recall) of 0/1 predictions against 0/1 labels (documents x labels,
     dense or sparse), over the labels with at least one relevant document -- the measure every strategy
     optimises, in scikit-learn's ``metric(y_true, y_pred)`` form (``make_scorer(f_macro_score)``; for
     ``beta != 1``: ``make_scorer(f_macro_score, beta=2.0)``)."""
-    from .validation import InputError, check_labels
-
     truth = check_labels(y_true, np.shape(y_true) if not sp.issparse(y_true) else y_true.shape, what="y_true")
     pred = check_labels(y_pred, truth.shape, what="y_pred")
     n_relevant = np.asarray(truth.sum(axis=0)).ravel().astype(np.int64)

@@ -14,12 +14,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+from importlib.metadata import entry_points
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _DECLARES_XMLTHRESH = re.compile(r'^name\s*=\s*"xmlthresh"\s*$', re.MULTILINE)
+#: entry-point group of installed plugins (``[project.entry-points."xmlthresh.plugins"]``)
+ENTRY_POINT_GROUP = "xmlthresh.plugins"
 
 
 def _user_cache_root() -> Path:
@@ -65,9 +69,7 @@ def config_search_dirs() -> list[Path]:
     """Directories joined to Hydra's search path after the package's own ``xmlthresh/conf/`` (whose
     options win on a name clash), in priority order: the user's ``conf/`` of the source checkout and of the
     project root, each folder plugin's ``plugins/<name>/conf`` there, then the ``conf/`` of each installed
-    plugin (:func:`xmlthresh.plugins.installed_plugin_conf_dirs`)."""
-    from .plugins import installed_plugin_conf_dirs, plugin_folders  # plugins imports this module
-
+    plugin (:func:`installed_plugin_conf_dirs`)."""
     candidates = [root / "conf" for root in project_roots()]
     candidates += [conf for folder in plugin_folders() for conf in sorted(folder.glob("*/conf"))]
     candidates += installed_plugin_conf_dirs()
@@ -85,3 +87,29 @@ def project_roots() -> list[Path]:
 def runs_dir() -> Path:
     """Where Hydra run directories and the MLflow store go: ``<project root>/runs``."""
     return project_root() / "runs"
+
+
+def plugin_folders() -> list[Path]:
+    """The ``plugins/`` folders of the source checkout and of the project root that exist."""
+    return [root / "plugins" for root in project_roots() if (root / "plugins").is_dir()]
+
+
+def installed_plugin_conf_dirs() -> list[Path]:
+    """The ``conf/`` folder of each installed plugin: the one at the top of the package its entry point
+    names (``peers = "xmlthresh_peers"`` -> ``xmlthresh_peers/conf``), when there is one.
+
+    Found from the distribution's metadata without importing the plugin, in whichever process composes a
+    config (the CLI, a sweep worker, the compose API): an uninstalled plugin has no entry point, so its
+    options are unknown again."""
+    dirs: list[Path] = []
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        top_level = entry.value.split(":")[0].strip().split(".")[0]
+        try:
+            spec = importlib.util.find_spec(top_level)
+        except (ImportError, ValueError):  # reported by load_plugins when it imports the plugin
+            continue
+        for location in (spec.submodule_search_locations or []) if spec is not None else []:
+            conf = Path(location) / "conf"
+            if conf.is_dir() and conf not in dirs:
+                dirs.append(conf)
+    return dirs

@@ -6,8 +6,7 @@
 * ``argv.png`` -- ArgV, the angle of V against the input angle, with the identity: a fixed point where they
   cross, a jump where there is none;
 * ``pr_curves.png`` -- precision-recall curves of sample labels (the most frequent) with the chosen cuts;
-* ``per_label_pr.png`` -- per-label (p_k, r_k) at the F-macro optimum (domain) vs at the macro-F optimum
-  (independent);
+* ``per_label_pr.png`` -- per-label (p_k, r_k) at the fitted cuts, with their mean (P, R);
 * ``error_map.png`` -- the grid of ``linearization_region``: F(V) per grid point and the error region.
 """
 
@@ -53,7 +52,8 @@ def achievable_set(lists: RankedLists, beta: float, cuts: np.ndarray | None = No
     p, r = cands.precision, cands.recall
     counts = np.diff(cands.cand_ptr)
     rng = np.random.default_rng(seed)
-    total = float(np.prod(counts.astype(float)))
+    with np.errstate(over="ignore"):  # an astronomically large set (WikiLSHTC) is sampled: inf is fine
+        total = float(np.prod(counts.astype(float)))
     if total <= max_points:  # every threshold vector
         grids = np.meshgrid(*[np.arange(c) for c in counts], indexing="ij")
         choice = np.stack([g.ravel() for g in grids], axis=1) + cands.cand_ptr[:-1]
@@ -71,7 +71,7 @@ def achievable_set(lists: RankedLists, beta: float, cuts: np.ndarray | None = No
     best = int(np.argmax(vmap.f(np.arange(len(vmap.mean_p)))))
     ax.plot(vmap.mean_p[best], vmap.mean_r[best], "*", color="tab:red", ms=12, label="best hull state")
     if cuts is not None:
-        from .metrics import evaluate_cuts
+        from .data.evaluation import evaluate_cuts
 
         kept_cuts = np.asarray(cuts)[lists.n_relevant > 0]
         m = evaluate_cuts(kept, kept_cuts, beta)
@@ -131,25 +131,29 @@ def pr_curves(lists: RankedLists, cuts: np.ndarray, n_labels: int = 6):
     return fig
 
 
-def per_label_pr(lists: RankedLists, beta: float, max_points: int = 20_000, seed: int = 0):
-    """Per-label (p_k, r_k) at the F-macro optimum (domain) and at the macro-F optimum (independent)."""
-    from .metrics import per_label_precision_recall, true_positives_at_cuts
-    from .strategies import STRATEGIES
+def per_label_pr(lists: RankedLists, cuts: np.ndarray, strategy: str, beta: float, max_points: int = 20_000,
+                 seed: int = 0):
+    """Per-label (p_k, r_k) at the fitted cuts (a seeded sample of at most ``max_points`` labels), with the
+    mean point (P, R) and the F-macro level lines."""
+    from .data.evaluation import true_positives_at_cuts
+    from .metrics import per_label_precision_recall
 
     plt = _pyplot()
-    kept = lists if np.all(lists.n_relevant > 0) else lists.with_relevant_only()[0]
+    kept_labels = lists.n_relevant > 0
+    kept = lists if kept_labels.all() else lists.select_labels(kept_labels)
+    kept_cuts = np.asarray(cuts)[kept_labels]
+    p, r = per_label_precision_recall(true_positives_at_cuts(kept, kept_cuts), kept_cuts, kept.n_relevant)
+    shown = np.random.default_rng(seed).permutation(kept.n_labels)[:max_points]
     fig, ax = plt.subplots(figsize=(5.2, 5))
-    rng = np.random.default_rng(seed)
-    shown = rng.permutation(kept.n_labels)[:max_points]
-    for name, marker, color in (("independent", "x", "tab:orange"), ("domain", ".", "tab:blue")):
-        model = STRATEGIES.get(name)(beta=beta).fit_lists(kept)
-        p, r = per_label_precision_recall(true_positives_at_cuts(kept, model.cuts_), model.cuts_, kept.n_relevant)
-        target = "macro-F optimum" if name == "independent" else "F-macro optimum"
-        ax.scatter(p[shown], r[shown], s=10, marker=marker, color=color, alpha=0.6,
-                   label=f"{name} ({target}): P {p.mean():.3f}, R {r.mean():.3f}")
+    _level_lines(ax, beta)
+    ax.scatter(p[shown], r[shown], s=10, marker=".", color="tab:blue", alpha=0.6, label=f"labels ({len(shown)})")
+    ax.plot(p.mean(), r.mean(), "*", color="tab:red", ms=12,
+            label=f"mean (P {p.mean():.3f}, R {r.mean():.3f}): F-macro {f_beta(p.mean(), r.mean(), beta):.4f}")
     ax.set_xlabel("precision of the label")
     ax.set_ylabel("recall of the label")
-    ax.set_title("per-label operating points", fontsize=10)
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"per-label operating points of {strategy}, beta = {beta:g}", fontsize=10)
     ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
     return fig
@@ -172,18 +176,20 @@ def error_map(grid) -> Any:
     return fig
 
 
-def save_run_plots(lists: RankedLists, strategy: Any, beta: float, out_dir: Path) -> list[Path]:
-    """Every plot that applies to a fitted ranked-list strategy, saved into ``out_dir``; returns the paths."""
+def save_run_plots(fitted: Any, out_dir: Path) -> list[Path]:
+    """Every plot that applies to a rule fitted on ranked lists (a :class:`~xmlthresh.strategies.fitted.FittedRule`
+    with ``fit_lists``), drawn from what it holds -- nothing is refitted -- and saved into ``out_dir``."""
     plt = _pyplot()
+    lists, beta = fitted.fit_lists, fitted.beta
     figures = {
-        "domain.png": lambda: achievable_set(lists, beta, cuts=getattr(strategy, "cuts_", None)),
+        "domain.png": lambda: achievable_set(lists, beta, cuts=fitted.cuts),
         "argv.png": lambda: argv_plot(lists, beta),
-        "per_label_pr.png": lambda: per_label_pr(lists, beta),
     }
-    if hasattr(strategy, "cuts_"):
-        figures["pr_curves.png"] = lambda: pr_curves(lists, strategy.cuts_)
-    if hasattr(strategy, "grid_table"):
-        figures["error_map.png"] = lambda: error_map(strategy.grid_table())
+    if fitted.cuts is not None:
+        figures["per_label_pr.png"] = lambda: per_label_pr(lists, fitted.cuts, fitted.strategy, beta)
+        figures["pr_curves.png"] = lambda: pr_curves(lists, fitted.cuts)
+    if fitted.grid is not None:
+        figures["error_map.png"] = lambda: error_map(fitted.grid)
     paths = []
     for name, make in figures.items():
         fig = make()

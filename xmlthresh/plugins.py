@@ -10,7 +10,7 @@ calls it again, so parallel sweep workers see the same plugins):
 * an installed distribution declaring an entry point in the group ``xmlthresh.plugins`` whose value is a
   module to import (``[project.entry-points."xmlthresh.plugins"] name = "package.module"``). Its options
   ship as package data in ``package/conf/<group>/<option>.yaml`` of the entry point's top-level package
-  (:func:`installed_plugin_conf_dirs`), so they come and go with the installed distribution.
+  (:func:`xmlthresh.paths.installed_plugin_conf_dirs`), so they come and go with the installed distribution.
 
 A plugin that fails to import never crashes the run: it is listed as unavailable with the reason.
 ``python -m xmlthresh list`` shows what is registered and what is unavailable.
@@ -19,18 +19,15 @@ A plugin that fails to import never crashes the run: it is listed as unavailable
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import logging
 import sys
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from .paths import config_search_dirs, project_roots
+from .paths import ENTRY_POINT_GROUP, config_search_dirs, installed_plugin_conf_dirs, plugin_folders
 
 log = logging.getLogger(__name__)
-
-ENTRY_POINT_GROUP = "xmlthresh.plugins"
 
 
 @dataclass(frozen=True)
@@ -42,32 +39,6 @@ class PluginStatus:
 
 
 _STATUS: dict[str, PluginStatus] = {}
-
-
-def plugin_folders() -> list[Path]:
-    """The ``plugins/`` folders of the source checkout and of the project root that exist."""
-    return [root / "plugins" for root in project_roots() if (root / "plugins").is_dir()]
-
-
-def installed_plugin_conf_dirs() -> list[Path]:
-    """The ``conf/`` folder of each installed plugin: the one at the top of the package its entry point
-    names (``peers = "xmlthresh_peers"`` -> ``xmlthresh_peers/conf``), when there is one.
-
-    Found from the distribution's metadata without importing the plugin, in whichever process composes a
-    config (the CLI, a sweep worker, the compose API): an uninstalled plugin has no entry point, so its
-    options are unknown again."""
-    dirs: list[Path] = []
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        top_level = entry.value.split(":")[0].strip().split(".")[0]
-        try:
-            spec = importlib.util.find_spec(top_level)
-        except (ImportError, ValueError):  # reported by load_plugins when it imports the plugin
-            continue
-        for location in (spec.submodule_search_locations or []) if spec is not None else []:
-            conf = Path(location) / "conf"
-            if conf.is_dir() and conf not in dirs:
-                dirs.append(conf)
-    return dirs
 
 
 def load_plugins() -> dict[str, PluginStatus]:

@@ -38,7 +38,7 @@ from .data.folds import check_folds
 from .data.holdout import split_ranked_lists
 from .data.multilabel import ScoreData
 from .data.ranked_lists import RankedLists
-from .metrics import evaluate_cuts
+from .data.evaluation import evaluate_cuts
 from .strategies.base import BaseStrategy
 
 log = logging.getLogger(__name__)

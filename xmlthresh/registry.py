@@ -1,14 +1,31 @@
-"""Name -> class registries for the pluggable concepts (strategies, datasets, ...).
+"""Name -> class registries for the pluggable concepts (strategies, datasets, rankers, CDE estimators and
+data sets), and the one path from configuration to object: :meth:`Registry.build`.
 
 A plugin registers itself with a decorator; the CLI and users look it up by the same name that names its
 YAML option (``xmlthresh/conf/strategy/domain.yaml`` <-> ``@STRATEGIES.register("domain")``).
+
+Registries discover their modules: a registry made with ``package="xmlthresh.strategies"`` imports
+``xmlthresh.strategies.<name>`` when asked for ``name`` (the convention: one module per plugin, named like
+it), and every public module of the package when it is listed or a name is not found that way. A new
+strategy is therefore one module and one YAML; no import list to edit. Plugins from outside the package
+(folders, entry points) register when :func:`xmlthresh.plugins.load_plugins` imports them.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Generic, Iterator, TypeVar
+import importlib
+import importlib.util
+import inspect
+import pkgutil
+from typing import Any, Callable, Generic, Iterator, Mapping, TypeVar
+
+from .validation import InputError
 
 T = TypeVar("T")
+
+#: modules of a plugin package that hold no plugin (the contract, the registry itself); ``_private`` modules
+#: (numba kernels) are skipped too
+NOT_PLUGIN_MODULES = frozenset({"base", "registry"})
 
 
 class UnknownNameError(KeyError):
@@ -18,12 +35,23 @@ class UnknownNameError(KeyError):
         return str(self.args[0])
 
 
-class Registry(Generic[T]):
-    """A named collection of plugins of one kind (``kind`` is used in error messages)."""
+class ConfigError(InputError):
+    """A configuration that names an unknown parameter, misses a required one or gives one an invalid value."""
 
-    def __init__(self, kind: str) -> None:
+
+class UnavailableError(ImportError):
+    """A registered plugin whose optional dependency is missing here; the message says what to install."""
+
+
+class Registry(Generic[T]):
+    """A named collection of plugins of one kind (``kind`` is used in error messages), discovered from the
+    modules of ``package`` (see module docstring)."""
+
+    def __init__(self, kind: str, package: str | None = None) -> None:
         self.kind = kind
+        self.package = package
         self._entries: dict[str, T] = {}
+        self._discovered = package is None
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator: register the decorated object under ``name`` (names are unique)."""
@@ -41,20 +69,99 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         """The object registered as ``name``; an unknown name raises an error listing the known ones."""
+        if name not in self._entries:
+            self._import_module_named(name)
+        if name not in self._entries:
+            self.discover()
         try:
             return self._entries[name]
         except KeyError:
-            known = ", ".join(sorted(self._entries)) or "(none)"
+            known = ", ".join(self.names()) or "(none)"
             raise UnknownNameError(f"unknown {self.kind} {name!r}; known: {known}") from None
 
+    def build(self, name: str, params: Mapping[str, Any] | None = None, *, check_available: bool = True) -> Any:
+        """The registered class ``name`` instantiated with ``params`` -- the one config-to-object path.
+
+        Unknown parameters and missing required ones raise :class:`ConfigError` naming the accepted
+        parameters; a plugin whose dependency is missing raises :class:`UnavailableError` (when
+        ``check_available``); the object's own ``_check_params()`` (value checks), when it has one, runs
+        before it is returned, so a bad value fails here and not deep inside a fit."""
+        cls = self.get(name)
+        params = dict(params or {})
+        what = f"{self.kind} {name!r}"
+        reason = _unavailable_reason(cls) if check_available else ""
+        if reason:
+            raise UnavailableError(f"{what} is unavailable: {reason}")
+        accepted, required = constructor_parameters(cls)
+        unknown = sorted(set(params) - set(accepted))
+        if unknown:
+            raise ConfigError(f"{what} has no parameter(s) {', '.join(unknown)}; "
+                              f"its parameters: {', '.join(sorted(accepted)) or '(none)'}")
+        missing = [key for key in required if key not in params]
+        if missing:
+            raise ConfigError(f"{what} needs the parameter(s) {', '.join(missing)}")
+        obj = cls(**params)
+        check = getattr(obj, "_check_params", None)
+        if callable(check):
+            check()
+        return obj
+
+    def discover(self) -> None:
+        """Import every public module of the package once, so that every built-in plugin is registered."""
+        if self._discovered:
+            return
+        self._discovered = True
+        package = importlib.import_module(self.package)  # type: ignore[arg-type]
+        for module in pkgutil.iter_modules(package.__path__):
+            if not module.name.startswith("_") and module.name not in NOT_PLUGIN_MODULES:
+                importlib.import_module(f"{self.package}.{module.name}")
+
     def names(self) -> list[str]:
+        self.discover()
         return sorted(self._entries)
 
     def __contains__(self, name: object) -> bool:
+        if isinstance(name, str) and name not in self._entries:
+            self._import_module_named(name)
+            if name not in self._entries:
+                self.discover()
         return name in self._entries
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self.names())
+
+    def _import_module_named(self, name: str) -> None:
+        """Import ``<package>.<name>`` when it exists (the module that, by convention, registers ``name``)."""
+        if self.package is None or not name.isidentifier() or name.startswith("_") or name in NOT_PLUGIN_MODULES:
+            return
+        module = f"{self.package}.{name}"
+        if importlib.util.find_spec(module) is not None:
+            importlib.import_module(module)
+
+
+def constructor_parameters(cls: type) -> tuple[list[str], list[str]]:
+    """(every keyword parameter of ``cls.__init__``, the required ones among them), ``self`` excluded."""
+    signature = inspect.signature(cls.__init__)
+    accepted, required = [], []
+    for key, parameter in signature.parameters.items():
+        if key == "self" or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        accepted.append(key)
+        if parameter.default is parameter.empty:
+            required.append(key)
+    return accepted, required
+
+
+def constructor_defaults(cls: type) -> dict[str, Any]:
+    """The default value of every parameter of ``cls.__init__`` that has one."""
+    return {key: parameter.default for key, parameter in inspect.signature(cls.__init__).parameters.items()
+            if key != "self" and parameter.default is not parameter.empty}
+
+
+def _unavailable_reason(cls: Any) -> str:
+    unavailable = getattr(cls, "unavailable_reason", None)
+    return (unavailable() or "") if callable(unavailable) else ""
+

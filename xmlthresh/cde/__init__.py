@@ -8,7 +8,6 @@ and, for the synthetic ones, the true density. ``metrics`` scores estimates (dir
 loss, NLL, HDR coverage, PIT); ``run_benchmark`` runs one estimator on one dataset.
 """
 
-from . import datasets, estimators  # noqa: F401  (registers the plugins)
 from .benchmark import run_benchmark
 from .registry import CDE_DATASETS, ESTIMATORS
 

@@ -9,31 +9,30 @@ Carlo integrals.
 
 from __future__ import annotations
 
-import inspect
 import time
 from typing import Any, Mapping
 
 import numpy as np
 
+from ..registry import constructor_parameters
 from .datasets.base import CDEData
 from .metrics import evaluate_cde
 from .registry import CDE_DATASETS, ESTIMATORS
 
 
 def load_dataset(dataset_name: str, seed: int = 0, **params: Any) -> CDEData:
-    """The registered dataset ``dataset_name`` built with ``params`` and drawn/split with ``seed``."""
-    return CDE_DATASETS.get(dataset_name)(**params).load(seed=seed)
+    """The registered dataset ``dataset_name`` built with ``params`` (checked) and drawn/split with ``seed``."""
+    return CDE_DATASETS.build(dataset_name, params).load(seed=seed)
 
 
 def make_estimator(estimator_name: str, data: CDEData | None = None, seed: int = 0, **params: Any):
-    """The registered estimator with ``params``; ``bounds`` and ``random_state`` default to data / seed."""
-    cls = ESTIMATORS.get(estimator_name)
-    accepted = inspect.signature(cls.__init__).parameters
+    """The registered estimator with ``params`` (checked); ``bounds`` and ``random_state`` default to data / seed."""
+    accepted, _ = constructor_parameters(ESTIMATORS.get(estimator_name))
     if data is not None and data.bounds is not None and "bounds" in accepted:
         params.setdefault("bounds", data.bounds)
     if "random_state" in accepted:
         params.setdefault("random_state", seed)
-    return cls(**params)
+    return ESTIMATORS.build(estimator_name, params)
 
 
 def tuned_parameters(estimator) -> dict[str, Any]:

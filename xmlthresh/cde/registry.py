@@ -9,5 +9,5 @@ from __future__ import annotations
 
 from ..registry import Registry
 
-ESTIMATORS: Registry = Registry("estimator")
-CDE_DATASETS: Registry = Registry("cde_dataset")
+ESTIMATORS: Registry = Registry("estimator", package="xmlthresh.cde.estimators")
+CDE_DATASETS: Registry = Registry("cde_dataset", package="xmlthresh.cde.datasets")

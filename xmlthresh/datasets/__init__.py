@@ -1,16 +1,5 @@
-"""Dataset plugins: one module per source, registered by name in ``DATASETS``."""
+"""Dataset plugins: one module per source, registered by name in ``DATASETS`` (discovered on first use)."""
 
-from . import (  # noqa: F401  (registration side effect)
-    hmc,
-    mulan,
-    ranked_list_files,
-    score_files,
-    synthetic,
-    synthetic_large,
-    synthetic_xmc,
-    wikilshtc,
-    xmlrepo,
-)
 from .base import Dataset
 from .registry import DATASETS
 

@@ -19,7 +19,7 @@ class Dataset(ABC):
 
     registry_name: ClassVar[str] = ""
 
-    def __init__(self, name: str = "", include_predict_all: bool = True, first_n_labels: int | None = None):
+    def __init__(self, name: str | None = None, include_predict_all: bool = True, first_n_labels: int | None = None):
         self.name = name or self.registry_name
         self.include_predict_all = include_predict_all
         self.first_n_labels = first_n_labels

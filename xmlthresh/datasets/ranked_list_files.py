@@ -58,7 +58,7 @@ def resolve_data_file(path: str) -> Path:
 class RankedListFile(Dataset):
     """Ranked lists read from ``path``; ``num_docs`` is m (required for truncated lists)."""
 
-    def __init__(self, path: str, num_docs: int | None = None, name: str = "", include_predict_all: bool = True,
+    def __init__(self, path: str, num_docs: int | None = None, name: str | None = None, include_predict_all: bool = True,
                  first_n_labels: int | None = None, member: str | None = None, cache: bool = False):
         super().__init__(name=name or Path(path).stem, include_predict_all=include_predict_all,
                          first_n_labels=first_n_labels)

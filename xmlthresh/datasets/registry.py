@@ -1,5 +1,6 @@
-"""The registry of dataset plugins (name -> loader class with ``load() -> RankedLists``)."""
+"""The registry of dataset plugins (name -> loader class with ``load()``), discovered from this package's
+modules."""
 
 from ..registry import Registry
 
-DATASETS: Registry = Registry("dataset")
+DATASETS: Registry = Registry("dataset", package="xmlthresh.datasets")

@@ -79,7 +79,7 @@ class ScoreFileError(ValueError):
 class ScoreFiles(Dataset):
     """A ranker's scores and the true labels read from ``path`` (see the module docstring for the layout)."""
 
-    def __init__(self, path: str, name: str = "", include_predict_all: bool = True,
+    def __init__(self, path: str, name: str | None = None, include_predict_all: bool = True,
                  first_n_labels: int | None = None):
         super().__init__(name=name or Path(path).stem, include_predict_all=include_predict_all,
                          first_n_labels=first_n_labels)

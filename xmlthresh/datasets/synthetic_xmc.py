@@ -272,11 +272,11 @@ class SyntheticXMC(Dataset):
         )
 
     def population(self):
-        """The closed-form population model (:class:`xmlthresh.population.XmcPopulation`) of dense scores;
+        """The closed-form population model (:class:`xmlthresh.datasets.xmc_population.XmcPopulation`) of dense scores;
         None for top-k scores (the top-k selection couples labels: no closed form)."""
         if self.top_k is not None:
             return None
-        from ..population import XmcPopulation, xmc_label_prior
+        from .xmc_population import XmcPopulation, xmc_label_prior
 
         prior = xmc_label_prior(int(self.n_labels), float(self.labels_per_doc), float(self.zipf_exponent),
                                 int(self.seed))

@@ -62,7 +62,7 @@ class XMLRepoDataset(Dataset):
     """An Extreme Classification Repository data set (see the module docstring); ``load()`` returns
     :class:`MultiLabelData`."""
 
-    def __init__(self, name: str = "", path: str | None = None, train_split: str = "trSplit.txt",
+    def __init__(self, name: str | None = None, path: str | None = None, train_split: str = "trSplit.txt",
                  test_split: str = "tstSplit.txt", split_index: int = 0, path_train: str | None = None,
                  path_test: str | None = None, validation_fraction: float = 0.25, seed: int = 0,
                  include_predict_all: bool = True, first_n_labels: int | None = None):

@@ -7,7 +7,6 @@ are listed by ``unavailable_rankers()``. ``crossfit_scores(data, ranker_name, pa
 gives out-of-fold scores of every training document instead (``protocol=crossfit``).
 """
 
-from . import br_logreg, knn, mlknn  # noqa: F401  (registration side effect)
 from .base import Ranker, RankerUnavailableError
 from .crossfit import crossfit_scores, out_of_fold_scores
 from .quality import precision_at_k, ranking_loss

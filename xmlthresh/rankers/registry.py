@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..registry import Registry
 
-RANKERS: Registry = Registry("ranker")
+RANKERS: Registry = Registry("ranker", package="xmlthresh.rankers")
 
 
 def unavailable_rankers() -> dict[str, str]:

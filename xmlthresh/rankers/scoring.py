@@ -15,7 +15,6 @@ with at least one label) and its fit (wall and CPU) and prediction seconds (of t
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import logging
 import re
@@ -31,6 +30,7 @@ from ..data.scores import ScoredSplit
 from ..files import jsonable
 from ..locks import cache_lock
 from ..paths import cache_dir
+from ..registry import constructor_parameters
 from .base import Ranker
 from .quality import precision_at_k, ranking_loss
 from .registry import RANKERS
@@ -44,23 +44,18 @@ SCORED_SPLITS = ("validation", "test")
 
 
 def make_ranker(ranker_name: str, params: Mapping[str, Any] | None = None, seed: int | None = None) -> Ranker:
-    """The registered ranker with ``params``; ``seed`` goes to its ``random_state`` when it has one.
-
-    Unknown parameters raise an error listing the accepted ones; a ``name`` entry equal to ``ranker_name``
-    (as in ``xmlthresh/conf/ranker/<name>.yaml``) is ignored."""
-    cls = RANKERS.get(ranker_name)
+    """The registered ranker with ``params`` (checked by the registry's builder); ``seed`` goes to its
+    ``random_state`` when it has one and ``params`` do not set it. A ``name`` entry equal to ``ranker_name``
+    (as in ``xmlthresh/conf/ranker/<name>.yaml``) is ignored. A missing dependency is reported when the
+    ranker is fitted (``check_available``), so that its parameters can be inspected anywhere."""
     params = dict(params or {})
     if params.get("name", ranker_name) != ranker_name:
         raise ValueError(f"params name {params['name']!r} differs from ranker_name {ranker_name!r}")
     params.pop("name", None)
-    accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        raise ValueError(f"ranker {ranker_name!r} has no parameter(s) {', '.join(unknown)}; "
-                         f"its parameters: {', '.join(accepted)}")
+    accepted, _ = constructor_parameters(RANKERS.get(ranker_name))
     if "random_state" in accepted and "random_state" not in params:
         params["random_state"] = seed
-    return cls(**params)
+    return RANKERS.build(ranker_name, params, check_available=False)
 
 
 def ranker_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str, Any] | None = None,

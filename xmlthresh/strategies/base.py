@@ -58,8 +58,10 @@ from ..data.objective import (FlooredCandidates, check_min_precision, check_smoo
                               smoothed, with_precision_floor)
 from ..data.ranked_lists import RankedLists
 from ..data.scores import ScoredSplit
-from ..metrics import evaluate, evaluate_cuts, f_beta
+from ..data.evaluation import evaluate_cuts
+from ..metrics import evaluate, f_beta
 from ..validation import check_labels, check_scores
+from .fitted import FittedRule
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +174,30 @@ class BaseStrategy(BaseEstimator):
             "n_labels_dropped": self.n_labels_dropped_,
             **self.info_,
         }
+
+    def fitted(self) -> FittedRule:
+        """The declared result of the fit (:class:`~xmlthresh.strategies.fitted.FittedRule`): what the job, the
+        plots and the reports read, so none of them probes attributes or refits."""
+        self._check_fitted()
+        state = vars(self)
+        return FittedRule(
+            strategy=self.registry_name or type(self).__name__, kind=self.kind, beta=float(self.beta),
+            metrics=dict(self.metrics_), kept_labels=self.kept_labels_, lower_bound=self.lower_bound_,
+            upper_bound=self.upper_bound_, cuts=state.get("cuts_"), fit_lists=state.get("fit_lists_"),
+            score_thresholds=state.get("score_thresholds_"), info=dict(state.get("info_", {})),
+            **self._fitted_extras(),
+        )
+
+    def thresholds_for(self, split: ScoredSplit) -> np.ndarray | None:
+        """The per-label score thresholds the rule applies to ``split`` (the fitted ones by default; a
+        transductive rule computes them from ``split``'s scores), or None for a rule that is not a threshold
+        per label."""
+        self._check_fitted()
+        return vars(self).get("score_thresholds_")
+
+    def _fitted_extras(self) -> dict[str, Any]:
+        """Hook: further :class:`FittedRule` fields a strategy has (``grid``)."""
+        return {}
 
     def warm_up(self) -> None:
         """Take one-off costs (JIT compilation) out of the timing of ``fit``; nothing by default."""

@@ -53,6 +53,8 @@ the radius sqrt(P0^2 + R0^2) and the angle atan2(R0, P0) (``region_dP``, ``regio
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -107,6 +109,9 @@ class LinearizationRegionStrategy(ThresholdStrategy):
         """One row per grid point (P0 outer, R0 inner) with the reference's columns and ``in_region``."""
         self._check_fitted()
         return pd.DataFrame({**{name: self.grid_[name] for name in GRID_COLUMNS}, "in_region": self.grid_["in_region"]})
+
+    def _fitted_extras(self) -> dict[str, Any]:
+        return {"grid": self.grid_table()}
 
     def _choose(self, candidates: Candidates, lists: RankedLists) -> np.ndarray:
         k = int(self.grid)

@@ -12,7 +12,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..data.scores import ScoredSplit
-from ..metrics import evaluate, true_positives_at_cuts
+from ..data.evaluation import true_positives_at_cuts
+from ..metrics import evaluate
 from .base import ScoreStrategy
 from .registry import STRATEGIES
 

@@ -1,4 +1,5 @@
-"""``task=cde``: one conditional-density-estimation benchmark run inside the common job (MLflow, result.json).
+"""``task=cde``: one conditional-density-estimation benchmark run inside the common job (MLflow, result.json);
+the job-level glue of :mod:`xmlthresh.cde` (which itself knows nothing of tracking).
 
     python -m xmlthresh task=cde estimator=nnkcde cde_dataset=surd
     python -m xmlthresh -m task=cde estimator=marginal,nnkcde,ckde,gmm,rfcde,flexcode cde_dataset=surd,fork,xanes
@@ -13,8 +14,9 @@ import logging
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..tracking import flatten
-from .benchmark import run_benchmark
+from .cde.benchmark import run_benchmark
+from .seeds import run_seed
+from .tracking import flatten
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +28,7 @@ def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict
     dataset_cfg = dict(cfg["cde_dataset"])
     estimator_name = estimator_cfg.pop("name")
     dataset_name = dataset_cfg.pop("name")
-    seed = int(cfg.get("seed", 0))
+    seed = run_seed(cfg.get("seed", 0))
     cde_cfg = dict(cfg.get("cde") or {})
     tracker.log_params({"estimator": estimator_name, "cde_dataset": dataset_name, "seed": seed,
                         **flatten(estimator_cfg, "estimator."), **flatten(dataset_cfg, "cde_dataset."),
@@ -37,7 +39,7 @@ def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict
         n_samples=int(cde_cfg.get("n_samples", 256)), return_fitted=True,
     )
     if cfg.get("plots", True) and data.n_targets == 2:
-        from .plot import plot_densities
+        from .cde.plot import plot_densities
 
         xs = data.X_test[: int(cde_cfg.get("n_plot_points", 3))]
         path = plot_densities(estimator, data, xs, run_dir / "densities.png")

@@ -1,0 +1,154 @@
+"""``task=thresholds``: load a data set, rank it when it has features, fit a strategy under a protocol, and
+write what the fitted rule has (``thresholds.csv``, ``grid.csv``, plots) into the run directory.
+
+Called by :func:`xmlthresh.job.run_job` inside its tracked run; every object is built from its config group
+by the registries' one checked builder (:meth:`xmlthresh.registry.Registry.build`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .data.multilabel import MultiLabelData, ScoreData
+from .data.ranked_lists import RankedLists
+from .datasets import DATASETS
+from .files import write_text_atomic
+from .population import population_metrics
+from .protocols import ProtocolSpec, fit_and_evaluate, protocol_spec
+from .registry import ConfigError, constructor_defaults
+from .seeds import loader_seeds, run_seed, seeds_used
+from .strategies import STRATEGIES, BaseStrategy
+from .strategies.fitted import FittedRule
+from .tracking import flatten
+
+log = logging.getLogger(__name__)
+
+
+def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict[str, Any],
+                       parallelism: dict[str, Any]) -> dict[str, Any]:
+    """Thresholds: load a data set, rank it when it has features, fit a strategy under a protocol."""
+    strategy_cfg = dict(cfg["strategy"])
+    dataset_cfg = dict(cfg["dataset"])
+    ranker_cfg = dict(cfg.get("ranker") or {})
+    strategy_name = strategy_cfg.pop("name")
+    loader = dataset_cfg.pop("loader", None) or dataset_cfg.get("name")
+    beta = cfg.get("beta", 1.0)
+    seed = run_seed(cfg.get("seed", 0))
+    spec = protocol_spec(cfg.get("protocol"), run_seed=seed)
+    protocol = spec.name
+    # built inside the run: a configuration error is a FAILED run with its message, like any other
+    dataset = DATASETS.build(loader, dataset_cfg)
+    strategy: BaseStrategy = STRATEGIES.build(strategy_name, {"beta": beta, **strategy_cfg})
+    beta = float(strategy.beta)
+    tracker.log_params(
+        {"strategy": strategy_name, "kind": strategy.kind, "dataset": dataset.name, "beta": beta,
+         "protocol": protocol, "seed": seed, **flatten(spec.params(), "protocol."),
+         **flatten(strategy.get_params(), "strategy."), **flatten(dataset_cfg, "dataset."),
+         "dataset.loader": loader, **parallelism}
+    )
+
+    started = time.perf_counter()
+    data = dataset.load()
+    load_seconds = time.perf_counter() - started
+    data_info: dict[str, Any] = {}
+    split_seeds = loader_seeds(data, dataset)
+    ranked_here = isinstance(data, MultiLabelData)
+    if ranked_here:
+        data, ranker_name = _rank(data, ranker_cfg, seed, spec)
+        data = data.with_predict_all(dataset.include_predict_all)
+        data_info = {"ranker": ranker_name, **data.info}
+        tracker.log_params({"ranker": ranker_name, **flatten(ranker_cfg, "ranker.")})
+    seeds = seeds_used(seed, split_seeds, data, spec, ranked_here, strategy.get_params())
+    tracker.log_params(flatten(seeds, "seeds."))
+
+    base = {"strategy": strategy_name, "variant": strategy_variant(strategy_name, strategy), "kind": strategy.kind,
+            "dataset": dataset.name, "beta": beta, "protocol": protocol, **spec.params(), "seed": seed, "seeds": seeds,
+            "load_seconds": load_seconds, **data_info, **base}
+    skipped, reason = strategy.skip(data)
+    if skipped:
+        log.warning("skipped: %s", reason)
+        tracker.set_tags({"skipped": reason})
+        return {**base, "skipped": True, "skip_reason": reason}
+
+    warmup_seconds = 0.0
+    if cfg.get("warm_up", True):
+        started = time.perf_counter()
+        strategy.warm_up()
+        warmup_seconds = time.perf_counter() - started
+    log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
+    evaluation = fit_and_evaluate(strategy, data, protocol=spec)
+    evaluation.update(population_metrics(dataset, data, strategy, beta))
+    if cfg.get("ceiling", False) and isinstance(data, ScoreData) and protocol != "oracle":
+        evaluation["ceiling_f_macro"] = ceiling_f_macro(data.splits["test"], beta)
+    fitted = strategy.fitted()
+    for path in write_fitted(fitted, _label_ids(data), run_dir, plots=bool(cfg.get("plots", True))):
+        tracker.log_artifact(path)
+    return {**base, **evaluation, "warmup_seconds": warmup_seconds}
+
+
+def write_fitted(fitted: FittedRule, label_ids: np.ndarray, run_dir: Path, plots: bool = True) -> list[Path]:
+    """What the fitted rule has, written into ``run_dir``: ``thresholds.csv``, ``grid.csv`` (a grid) and the
+    pictures of a rule fitted on ranked lists (drawn from ``fitted``, nothing is refitted); returns the paths."""
+    paths = [run_dir / "thresholds.csv"]
+    write_text_atomic(paths[0], thresholds_table(fitted, label_ids).to_csv(index=False))
+    if fitted.grid is not None:
+        paths.append(run_dir / "grid.csv")
+        write_text_atomic(paths[-1], fitted.grid.to_csv(index=False))
+    if plots and fitted.fit_lists is not None:
+        from .plots import save_run_plots  # matplotlib only for runs that draw
+
+        paths += save_run_plots(fitted, run_dir)
+    return paths
+
+
+def thresholds_table(fitted: FittedRule, label_ids: np.ndarray) -> pd.DataFrame:
+    """One row per label: the fitted cut (documents predicted on the fit data) and/or score threshold."""
+    table: dict[str, Any] = {"label_id": label_ids}
+    if fitted.cuts is not None and len(fitted.cuts) == len(label_ids):
+        table["cut"] = fitted.cuts
+    if fitted.score_thresholds is not None:
+        table["score_threshold"] = fitted.score_thresholds
+    table["excluded"] = ~fitted.kept_labels
+    return pd.DataFrame(table)
+
+
+def ceiling_f_macro(split: Any, beta: float) -> float:
+    """The transfer study's ceiling: F-macro of ``domain`` fitted on the evaluation split itself (its labels
+    included) -- what no rule fitted elsewhere can beat on that split."""
+    return float(STRATEGIES.build("domain", {"beta": beta}).fit_scores(split).f_macro_)
+
+
+def strategy_variant(name: str, strategy: BaseStrategy) -> str:
+    """The strategy's name with the parameters that differ from its defaults (beta and seed aside), e.g.
+    ``domain(smoothing=5.0)``: the label that tells variants of one strategy apart in a study."""
+    defaults = constructor_defaults(type(strategy))
+    changed = {key: value for key, value in strategy.get_params(deep=False).items()
+               if key not in ("beta", "seed") and key in defaults and value != defaults[key]}
+    return f"{name}({', '.join(f'{key}={value}' for key, value in sorted(changed.items()))})" if changed else name
+
+
+def _rank(data: MultiLabelData, ranker_cfg: dict, seed: int, spec: ProtocolSpec) -> tuple[ScoreData, str]:
+    """Scores of a first-stage ranker for a feature data set (cached by the ranker layer): fitted on train
+    (validation and test scored), or under crossfit out-of-fold scores of train ∪ validation and a refit."""
+    from .rankers import crossfit_scores, ranker_scores  # scikit-learn only for feature data sets
+
+    params = dict(ranker_cfg)
+    name = params.pop("name", None)
+    if not name:
+        raise ConfigError(f"data set {data.name!r} has features: choose a first-stage ranker, e.g. ranker=br_logreg")
+    if spec.name == "crossfit":
+        return crossfit_scores(data, name, params, seed, folds=spec.folds, fold_seed=spec.seed), name
+    return ranker_scores(data, name, params, seed), name
+
+
+def _label_ids(data: RankedLists | ScoreData) -> np.ndarray:
+    if isinstance(data, RankedLists):
+        return data.label_ids
+    names = data.splits["test"].label_names
+    return names if names is not None else np.arange(data.splits["test"].n_labels)
