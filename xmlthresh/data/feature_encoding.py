@@ -1,5 +1,20 @@
-"""The design matrix of an ARFF table's feature attributes, fitted on training rows (one-hot nominal
-attributes, mean / most frequent value imputation): :class:`FeatureEncoder`."""
+"""The design matrix of an ARFF table's feature attributes, built with scikit-learn and fitted on training rows.
+
+Input: the attribute matrix of :class:`xmlthresh.data.arff.ArffTable` (numbers, nominal value codes, NaN for
+a missing value; dense, or CSR for a sparse file). Per attribute:
+
+* numeric: the value; a missing one -> mean of the training rows (``SimpleImputer(strategy="mean")``; 0 when
+  every training row misses it);
+* nominal with two values: one 0/1 column for :func:`positive_value` (named ``attr`` for numeric ``{0,1}``,
+  else ``attr=value``); with another number of values: one indicator column per value (``attr=value``,
+  ``OneHotEncoder`` with the declared values as categories, so a value absent from the training rows still
+  gets its column); a missing value -> the most frequent value of the training rows, ties to the first
+  declared (``SimpleImputer(strategy="most_frequent")`` on the codes, which picks the smallest).
+
+One :class:`~sklearn.compose.ColumnTransformer` does the work; its output columns are put back in attribute
+order. A sparse input gives a CSR output (indicator columns of nominal attributes other than a 0/1 code are
+computed densely and stored sparsely), a dense input a dense float64 array.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
 from .arff import NOMINAL, NUMERIC, Attribute
 
@@ -25,21 +44,18 @@ def positive_value(attribute: Attribute) -> int:
     return 1
 
 
+def _to_dense(values: np.ndarray | sp.spmatrix) -> np.ndarray:
+    """OneHotEncoder takes dense input only; the few nominal columns it encodes are densified first."""
+    return values.toarray() if sp.issparse(values) else values
+
+
 @dataclass
 class FeatureEncoder:
-    """A numeric design matrix from ARFF attributes, fitted on the training rows (scikit-learn style).
-
-    * numeric: one column, missing values -> mean of the training rows (0 when all are missing);
-    * nominal with two values: one 0/1 column (1 = :func:`positive_value`; named ``attr`` for numeric
-      ``{0,1}``, else ``attr=value``); more values: one indicator column per value (``attr=value``);
-      missing values -> the most frequent value of the training rows (ties: first declared).
-
-    A sparse input gives a CSR output (one-hot columns of nominal attributes with more than two values, or
-    whose value 1 is not code 1, are dense columns inside it); a dense input a dense float64 array.
-    """
+    """Numeric design matrix from ARFF feature attributes (see the module docstring), scikit-learn style:
+    ``fit`` on the training rows' attribute matrix, ``transform`` any split's."""
 
     attributes: tuple[Attribute, ...]
-    fill_: np.ndarray = field(init=False, repr=False)
+    transformer_: ColumnTransformer = field(init=False, repr=False)
     feature_names_: np.ndarray = field(init=False, repr=False)
     n_all_missing_: int = field(init=False, default=0)
 
@@ -48,96 +64,77 @@ class FeatureEncoder:
         if unsupported:
             raise ValueError(f"attributes {unsupported[:5]} are not numeric or nominal and cannot be features")
         self.attributes = tuple(self.attributes)
-        self._copy = np.array([a.kind == NUMERIC or (len(a.values) == 2 and positive_value(a) == 1)
-                               for a in self.attributes], dtype=bool)
+
+    def _groups(self) -> dict[str, list[int]]:
+        """Attribute indices by encoding: numeric; 0/1 codes (two values, value 1 has code 1: the code is the
+        indicator); two values whose positive one has code 0; other nominal attributes (one-hot)."""
+        groups: dict[str, list[int]] = {"numeric": [], "codes": [], "flipped": [], "one_hot": []}
+        for j, attribute in enumerate(self.attributes):
+            if attribute.kind == NUMERIC:
+                groups["numeric"].append(j)
+            elif len(attribute.values) == 2:
+                groups["codes" if positive_value(attribute) == 1 else "flipped"].append(j)
+            else:
+                groups["one_hot"].append(j)
+        return groups
+
+    def _build(self, sparse: bool) -> tuple[ColumnTransformer, np.ndarray]:
+        """The transformer and, for each of its output columns, the column it has in attribute order."""
+        groups = self._groups()
+        width = [1 if a.kind == NUMERIC or len(a.values) == 2 else len(a.values) for a in self.attributes]
+        start = np.concatenate([[0], np.cumsum(width)]).astype(np.int64)
+        mode = dict(strategy="most_frequent", keep_empty_features=True)
+        steps = []
+        if groups["numeric"]:
+            steps.append(("numeric", SimpleImputer(strategy="mean", keep_empty_features=True), groups["numeric"]))
+        if groups["codes"]:
+            steps.append(("codes", SimpleImputer(**mode), groups["codes"]))
+        if groups["flipped"]:
+            n = len(groups["flipped"])
+            encoder = OneHotEncoder(categories=[np.arange(2.0)] * n, drop=[1.0] * n, sparse_output=False,
+                                    dtype=np.float64)
+            steps.append(("flipped", make_pipeline(FunctionTransformer(_to_dense, accept_sparse=True),
+                                                   SimpleImputer(**mode), encoder), groups["flipped"]))
+        if groups["one_hot"]:
+            categories = [np.arange(float(len(self.attributes[j].values))) for j in groups["one_hot"]]
+            encoder = OneHotEncoder(categories=categories, sparse_output=False, dtype=np.float64)
+            steps.append(("one_hot", make_pipeline(FunctionTransformer(_to_dense, accept_sparse=True),
+                                                   SimpleImputer(**mode), encoder), groups["one_hot"]))
+        position = np.concatenate([np.arange(start[j], start[j + 1]) for _, _, columns in steps for j in columns]
+                                  or [np.zeros(0, dtype=np.int64)])
+        return ColumnTransformer(steps, remainder="drop", sparse_threshold=1.0 if sparse else 0.0), position
 
     def fit(self, values: np.ndarray | sp.csr_matrix) -> "FeatureEncoder":
-        n_rows = values.shape[0]
-        n_attr = len(self.attributes)
-        if values.shape[1] != n_attr:
-            raise ValueError(f"{values.shape[1]} columns for {n_attr} attributes")
-        if sp.issparse(values):
-            coo = values.tocoo()
-            col, val = coo.col, coo.data
-        else:
-            col = np.tile(np.arange(n_attr), n_rows)
-            val = values.ravel()
-        present = ~np.isnan(val)
-        n_missing = np.bincount(col[~present], minlength=n_attr)
-        n_present = n_rows - n_missing
-        total = np.bincount(col[present], weights=val[present], minlength=n_attr)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(n_present > 0, total / np.maximum(n_present, 1), 0.0)
-        fill = mean.copy()
-        nominal = [j for j, a in enumerate(self.attributes) if a.kind == NOMINAL]
-        if nominal:
-            width = max(len(self.attributes[j].values) for j in nominal)
-            is_nominal = np.zeros(n_attr, dtype=bool)
-            is_nominal[nominal] = True
-            keep = present & is_nominal[col]
-            counts = np.bincount(col[keep] * width + val[keep].astype(np.int64), minlength=n_attr * width)
-            counts = counts.reshape(n_attr, width)
-            if sp.issparse(values):  # implicit entries are code 0
-                stored = np.bincount(col, minlength=n_attr)
-                counts[:, 0] += n_rows - stored
-            fill[nominal] = np.argmax(counts[nominal], axis=1)
-        self.n_all_missing_ = int(np.count_nonzero((n_present == 0) & (n_rows > 0)))
-        self.fill_ = fill
+        """Learn the imputation values from the training rows ``values`` (rows x attributes)."""
+        n_rows, n_attr = values.shape
+        if n_attr != len(self.attributes):
+            raise ValueError(f"{n_attr} columns for {len(self.attributes)} attributes")
+        transformer, position = self._build(sp.issparse(values))
+        self.transformer_ = transformer.fit(values)
+        self._order = np.argsort(position)
+        data = values.tocoo() if sp.issparse(values) else None
+        n_missing = (np.bincount(data.col[np.isnan(data.data)], minlength=n_attr) if data is not None
+                     else np.count_nonzero(np.isnan(values), axis=0))
+        self.n_all_missing_ = int(np.count_nonzero(n_missing == n_rows)) if n_rows else 0
         names: list[str] = []
         for attribute in self.attributes:
             if attribute.kind == NUMERIC:
                 names.append(attribute.name)
             elif len(attribute.values) == 2:
-                positive = positive_value(attribute)
                 numeric_01 = sorted(attribute.values) == ["0", "1"]
-                names.append(attribute.name if numeric_01 else f"{attribute.name}={attribute.values[positive]}")
+                names.append(attribute.name if numeric_01 else f"{attribute.name}={attribute.values[positive_value(attribute)]}")
             else:
                 names.extend(f"{attribute.name}={value}" for value in attribute.values)
         self.feature_names_ = np.array(names, dtype=str)
         return self
 
     def transform(self, values: np.ndarray | sp.csr_matrix) -> np.ndarray | sp.csr_matrix:
-        n_rows = values.shape[0]
-        copy_cols = np.flatnonzero(self._copy)
-        widths = np.array([1 if self._copy[j] or len(a.values) == 2 else len(a.values)
-                           for j, a in enumerate(self.attributes)], dtype=np.int64)
-        start = np.concatenate([[0], np.cumsum(widths)])
-        n_out = int(start[-1])
-        expanded = [j for j in range(len(self.attributes)) if not self._copy[j]]
+        """The design matrix of ``values`` (rows x attributes): CSR for a sparse input, else dense float64."""
+        out = self.transformer_.transform(values)
         if sp.issparse(values):
-            csc = values.tocsc()
-            block = csc[:, copy_cols]
-            block.data = np.where(np.isnan(block.data), self.fill_[copy_cols][np.repeat(
-                np.arange(len(copy_cols)), np.diff(block.indptr))], block.data)
-            parts = [block]
-            positions = [start[copy_cols]]
-            if expanded:
-                dense = np.asarray(csc[:, expanded].toarray())
-                parts.append(sp.csc_matrix(self._expand(dense, expanded)))
-                positions.append(np.concatenate([np.arange(start[j], start[j + 1]) for j in expanded]))
-            stacked = sp.hstack(parts, format="csc")
-            order = np.empty(n_out, dtype=np.int64)
-            order[np.concatenate(positions)] = np.arange(n_out)
-            out = stacked[:, order].tocsr()
+            out = sp.csr_matrix(out, dtype=np.float64)[:, self._order].tocsr()
             out.eliminate_zeros()
             out.sort_indices()
             return out
-        out = np.empty((n_rows, n_out))
-        block = values[:, copy_cols]
-        out[:, start[copy_cols]] = np.where(np.isnan(block), self.fill_[copy_cols][None, :], block)
-        if expanded:
-            dense = self._expand(values[:, expanded], expanded)
-            out[:, np.concatenate([np.arange(start[j], start[j + 1]) for j in expanded])] = dense
-        return out
-
-    def _expand(self, codes: np.ndarray, attributes: list[int]) -> np.ndarray:
-        """Indicator columns of the attributes that are not copied (codes: rows x len(attributes))."""
-        columns = []
-        for c, j in enumerate(attributes):
-            code = np.where(np.isnan(codes[:, c]), self.fill_[j], codes[:, c])
-            attribute = self.attributes[j]
-            if len(attribute.values) == 2:
-                columns.append((code == positive_value(attribute))[:, None])
-            else:
-                columns.append(code[:, None] == np.arange(len(attribute.values))[None, :])
-        return np.hstack(columns).astype(np.float64) if columns else np.empty((codes.shape[0], 0))
+        out = out.toarray() if sp.issparse(out) else out
+        return np.ascontiguousarray(out[:, self._order], dtype=np.float64)
