@@ -19,15 +19,15 @@ computed densely and stored sparsely), a dense input a dense float64 array.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.compose import ColumnTransformer
-from sklearn.impute import SimpleImputer
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
 from .arff import NOMINAL, NUMERIC, Attribute
+
+if TYPE_CHECKING:
+    from sklearn.compose import ColumnTransformer
 
 
 def positive_value(attribute: Attribute) -> int:
@@ -55,7 +55,7 @@ class FeatureEncoder:
     ``fit`` on the training rows' attribute matrix, ``transform`` any split's."""
 
     attributes: tuple[Attribute, ...]
-    transformer_: ColumnTransformer = field(init=False, repr=False)
+    transformer_: "ColumnTransformer" = field(init=False, repr=False)
     feature_names_: np.ndarray = field(init=False, repr=False)
     n_all_missing_: int = field(init=False, default=0)
 
@@ -78,8 +78,14 @@ class FeatureEncoder:
                 groups["one_hot"].append(j)
         return groups
 
-    def _build(self, sparse: bool) -> tuple[ColumnTransformer, np.ndarray]:
-        """The transformer and, for each of its output columns, the column it has in attribute order."""
+    def _build(self, sparse: bool) -> tuple["ColumnTransformer", np.ndarray]:
+        """The transformer and, for each of its output columns, the column it has in attribute order.
+        scikit-learn is imported here, not with the module: a load from the feature cache never needs it."""
+        from sklearn.compose import ColumnTransformer
+        from sklearn.impute import SimpleImputer
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
+
         groups = self._groups()
         width = [1 if a.kind == NUMERIC or len(a.values) == 2 else len(a.values) for a in self.attributes]
         start = np.concatenate([[0], np.cumsum(width)]).astype(np.int64)
