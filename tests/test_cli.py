@@ -12,6 +12,7 @@ import pytest
 from hydra import compose, initialize_config_module
 
 from xmlthresh.cli import register_resolvers
+from xmlthresh.strategies import STRATEGIES
 
 REQUIRED_FIELDS = {"f_macro", "macro_f", "micro_f", "precision", "recall", "lower_bound", "upper_bound",
                    "n_labels", "n_docs", "fit_seconds", "strategy", "dataset", "beta"}
@@ -86,7 +87,8 @@ def test_unknown_option_lists_the_available_ones(isolated_home):
     assert "Available options in 'strategy'" in proc.stderr and "domain" in proc.stderr
 
 
-@pytest.mark.parametrize("strategy", ["domain", "domain_fast", "linearization", "linearization_region", "independent", "coordinate", "scut", "rcut", "pcut"])
+@pytest.mark.parametrize("strategy", [name for name in STRATEGIES.names()
+                                      if STRATEGIES.get(name).__module__.startswith("xmlthresh.")])
 @pytest.mark.parametrize("dataset", ["synthetic", "espgame", "example", "ranked_lists"])
 def test_every_config_option_composes(strategy, dataset):
     register_resolvers()

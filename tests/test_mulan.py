@@ -1,5 +1,6 @@
-"""Mulan data sets: the ARFF reader, the feature encoding, iterative stratification, the feature cache, one clear
-error (file, line, problem) per malformed input with nothing left in the cache, and the real data sets."""
+"""Mulan data sets: iterative stratification, the loader, the feature cache, one clear error (file, line,
+problem) per malformed input with nothing left in the cache, and the real data sets. The ARFF reader is
+tested in test_arff.py, the feature encoding in test_feature_encoding.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 from helpers import SHARED, data_dir_with, serve_directory
 
-from xmlthresh.data.arff import ArffFormatError, FeatureEncoder, parse_arff, read_arff
+from xmlthresh.data.arff import read_arff
 from xmlthresh.data.download import DataUnavailableError, RemoteFile
 from xmlthresh.data.stratify import StratificationProblem, iterative_stratification, stratified_holdout
 from xmlthresh.datasets import DATASETS
@@ -74,150 +75,6 @@ def cache_files(cache: Path) -> list[Path]:
 
 def dense(matrix) -> np.ndarray:
     return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix)
-
-
-# ------------------------------------------------------------------------------------------- ARFF reader
-def test_sparse_arff_takes_its_shape_from_the_header_when_the_last_column_is_all_zero():
-    text = "@relation r\n@attribute a numeric\n@attribute b {0,1}\n@attribute c numeric\n@data\n{0 2.5}\n{}\n{1 1}\n"
-    table = parse_arff(text, "toy.arff")
-    assert table.is_sparse and table.values.shape == (3, 3)
-    np.testing.assert_array_equal(table.values.toarray(), [[2.5, 0, 0], [0, 0, 0], [0, 1, 0]])
-    np.testing.assert_array_equal(table.row_line, [6, 7, 8])
-
-
-def test_quoted_names_values_and_escapes():
-    text = ("@relation 'my rel'\n@attribute 'a b' numeric\n@attribute \"q\\\"x\" {'one, two',three}\n"
-            "@attribute 'Swainson\\'s Thrush' {0,1}\n@attribute TAG_m\\'usica {0,1}\n@attribute s string\n@data\n"
-            "1,'one, two',1,0,'hello, world'\n2, three ,0,1,plain\n")
-    table = parse_arff(text)
-    assert [a.name for a in table.attributes] == ["a b", 'q"x', "Swainson's Thrush", "TAG_m\\'usica", "s"]
-    assert table.relation == "my rel"
-    np.testing.assert_array_equal(table.values[:, :4], [[1, 0, 1, 0], [2, 1, 0, 1]])
-    assert table.text[4].tolist() == ["hello, world", "plain"]
-
-
-def test_dense_and_sparse_files_with_missing_values():
-    dense_table = parse_arff(TOY_TRAIN)
-    sparse_table = parse_arff(TOY_TRAIN_SPARSE)
-    np.testing.assert_array_equal(dense_table.values, sparse_table.values.toarray())
-    assert np.isnan(dense_table.values[1, 0]) and np.isnan(dense_table.values[2, 1])
-    assert dense_table.values[1, 1] == 1 and dense_table.values[0, 2] == 0  # codes: green = 1, YES = 0
-
-
-def test_reader_agrees_with_liac_arff(tmp_path):
-    arff = pytest.importorskip("arff", reason="liac-arff (optional oracle) is not installed")
-    text = ("@relation r\n@attribute x numeric\n@attribute 'c c' {'a, b',c,'d'}\n@attribute y real\n@data\n"
-            "1e-3,'a, b',?\n-2,c,4.5\n?,d,0\n")
-    ours = parse_arff(text).values
-    theirs = np.array(arff.loads(text, encode_nominal=True)["data"], dtype=float)
-    np.testing.assert_array_equal(ours, theirs)
-
-
-FAST_PATH_CASES = [
-    # numbers beyond the exact fast path, signs, exponents, missing values, comments and CRLF inside the data
-    "@relation r\n@attribute a numeric\n@attribute b numeric\n@data\n1e400,-0\n+5,.5\n5.,1E-5\n"
-    "12345678901234567890123,0.1234567890123456789\nnan,-inf\n?, 7 \n% comment\n\n3e-330,9007199254740993\n",
-    "@relation r\r\n@attribute a numeric\r\n@attribute c {x,yy,z}\r\n@attribute s string\r\n@data\r\n1.5,yy,hello world\r\n"
-    "?,?,?\r\n-2,z,a@b@c\r\n",
-    "@relation r\n@attribute a numeric\n@attribute c {x,yy,z}\n@attribute h hierarchical root/A,A/B\n@attribute d numeric\n"
-    "@data\n{0 1.5,1 yy,2 A@B}\n{}\n{ 3 ? }\n% c\n{1 x,3 -1e-7}\n{0 0,1 z}\n",
-]
-
-
-@pytest.mark.parametrize("text", FAST_PATH_CASES)
-def test_fast_reader_equals_the_python_reader_bit_for_bit(text):
-    from xmlthresh.data.arff import _parse_python
-
-    fast, python = parse_arff(text, "x.arff"), _parse_python(text, "x.arff")
-    assert fast.is_sparse == python.is_sparse
-    a = fast.values.toarray() if fast.is_sparse else fast.values
-    b = python.values.toarray() if python.is_sparse else python.values
-    np.testing.assert_array_equal(a.view(np.int64), b.view(np.int64))
-    np.testing.assert_array_equal(fast.row_line, python.row_line)
-    assert {j: c.tolist() for j, c in fast.text.items()} == {j: c.tolist() for j, c in python.text.items()}
-
-
-def test_fast_number_parser_is_exact():
-    """The kernel's number fast path gives Python's float bit for bit (or declines and lets float decide)."""
-    from xmlthresh.data.arff import _POW10, _fast_number
-
-    rng = np.random.default_rng(0)
-    numbers = rng.standard_normal(3000) * 10.0 ** rng.integers(-30, 30, 3000)
-    tokens = [pattern.format(x) for x in numbers for pattern in ("{!r}", "{:.6f}", "{:g}", "{:.17g}", "{:e}", "{:.3E}")]
-    for _ in range(3000):
-        integer = "".join(rng.choice(list("0123456789"), rng.integers(0, 22)))
-        fraction = "".join(rng.choice(list("0123456789"), rng.integers(0, 22)))
-        exponent = f"e{rng.integers(-40, 40)}" if rng.random() < 0.3 else ""
-        tokens.append(f"{rng.choice(['', '-', '+'])}{integer}.{fraction}{exponent}" if integer or fraction else "0")
-    typical = [f"{x:.6f}" for x in rng.uniform(-1000, 1000, 2000)] + ["0", "1", "-0.5", "2.308749", "1e-3", "0.000123"]
-    for token in tokens + typical:
-        buf = np.frombuffer(token.encode(), dtype=np.uint8)
-        ok, value = _fast_number(buf, 0, len(buf), _POW10)
-        if ok:
-            assert np.float64(value).view(np.int64) == np.float64(float(token)).view(np.int64), token
-        else:
-            assert token not in typical, f"{token!r} should take the fast path"
-
-
-@pytest.mark.parametrize(
-    "text, message",
-    [
-        ("@relation r\n@attribute a numeric\n@attribute b numeric\n@data\n1,2\n3\n", r"x\.arff line 6: expected 2 comma-separated values, found 1"),
-        ("@relation r\n@attribute a {x,y}\n@data\nx\nz\n", r"x\.arff line 5: value 'z' is not declared for nominal attribute 'a'"),
-        ("@relation r\n@attribute a numeric\n@data\n1\n\n1.5.2\n", r"x\.arff line 6: attribute 'a': '1\.5\.2' is not a number"),
-        ("@relation r\n@attribute a numeric\n@data\n{0 1}\n{3 1}\n", r"x\.arff line 5: sparse index 3 outside the 1 declared attributes"),
-        ("@relation r\n@attribute a numeric\n@attribute b numeric\n@data\n{0 1,0 2}\n", r"x\.arff line 5: attribute index 0 appears twice"),
-        ("@relation r\n@attribute a numeric\n@attribute b numeric\n@data\n{0 1,1}\n", r"x\.arff line 5: sparse entry '1' is not 'index value'"),
-        ("@relation r\n@attribute a numeric\n@data\n{0 1}\n1\n", r"x\.arff line 5: dense row in a sparse file"),
-        ("@relation r\n@attribute a numeric\n@data\n1\n{0 1}\n", r"x\.arff line 5: sparse row in a dense file"),
-        ("@relation r\n@attribute a numeric\n1\n", r"x\.arff line 3: expected @relation, @attribute or @data"),
-        ("@relation r\n@attribute a numeric\n", r"x\.arff: no @data line"),
-        ("@relation r\n@attribute a blob\n@data\n", r"x\.arff line 2: attribute 'a': unknown type 'blob'"),
-        ("@relation r\n@attribute 'a numeric\n@data\n", r"x\.arff line 2: unterminated quote"),
-        ("@relation r\n@attribute a numeric\n@attribute a numeric\n@data\n", r"x\.arff line 3: attribute 'a' is declared twice"),
-        ("@relation r\n@attribute a {x,x}\n@data\n", r"x\.arff line 2: nominal attribute 'a' declares a value twice"),
-        ("@relation r\n@attribute a numeric\n@data\n{0 1},{2}\n", r"x\.arff line 4: malformed sparse row \(instance weights"),
-        ("@relation r\n@attribute a relational\n@data\n", r"x\.arff line 2: .*relational attributes are not supported"),
-    ],
-)
-def test_malformed_arff_is_a_clear_error(text, message):
-    with pytest.raises(ArffFormatError, match=message):
-        parse_arff(text, "x.arff")
-
-
-def test_missing_file_is_a_clear_error(tmp_path):
-    with pytest.raises(ArffFormatError, match=r"absent\.arff: file not found"):
-        read_arff(tmp_path / "absent.arff")
-
-
-# --------------------------------------------------------------------------------------- feature encoding
-def test_encoder_one_hot_nominals_and_imputes_from_the_training_rows():
-    train, test = parse_arff(TOY_TRAIN), parse_arff(TOY_TEST)
-    encoder = FeatureEncoder(train.attributes[:4]).fit(train.values[:, :4])
-    assert encoder.feature_names_.tolist() == TOY_FEATURES
-    np.testing.assert_array_equal(encoder.transform(train.values[:, :4]), TOY_X_TRAIN)
-    np.testing.assert_array_equal(encoder.transform(test.values[:, :4]), TOY_X_TEST)
-
-
-def test_encoder_gives_the_same_numbers_for_sparse_input():
-    train, test = parse_arff(TOY_TRAIN_SPARSE), parse_arff(TOY_TEST_SPARSE)
-    columns = train.values.tocsc()[:, :4].tocsr()
-    encoder = FeatureEncoder(train.attributes[:4]).fit(columns)
-    out = encoder.transform(columns)
-    assert sp.isspmatrix_csr(out)
-    np.testing.assert_array_equal(out.toarray(), TOY_X_TRAIN)
-    np.testing.assert_array_equal(encoder.transform(test.values.tocsc()[:, :4].tocsr()).toarray(), TOY_X_TEST)
-
-
-def test_binary_labels_in_either_declared_order_with_missing_values():
-    from xmlthresh.data.arff import binary_label_matrix
-
-    header = "@relation r\n@attribute a {0,1}\n@attribute b {1,0}\n@attribute c numeric\n@data\n"
-    for rows in ("1,1,0\n0,0,1\n?,?,?\n", "{0 1}\n{1 0,2 1}\n{0 ?,1 ?,2 ?}\n"):
-        table = parse_arff(header + rows)
-        labels, missing = binary_label_matrix(table.values, table.attributes, "x.arff", table.row_line)
-        np.testing.assert_array_equal(labels.toarray(), [[1, 1, 0], [0, 0, 1], [0, 0, 0]])
-        assert missing == 3
 
 
 # ---------------------------------------------------------------------------------------- stratification
@@ -425,11 +282,11 @@ def test_cache_hit_rebuild_on_change_and_corrupt_entries(env, caplog):
 # ----------------------------------------------------------------------------------- malformed Mulan sets
 BAD_SETS = [
     ("toy-train.arff", TOY_TRAIN.replace("1.0,red,YES,1,1,0", "1.0,red,YES,1,1"),
-     r"toy-train\.arff line 12: expected 6 comma-separated values, found 5"),
+     r"toy-train\.arff line 12: Bad @DATA instance format: 1\.0,red,YES,1,1"),
     ("toy-train.arff", TOY_TRAIN.replace("1.0,red", "1.0,purple"),
      r"toy-train\.arff line 12: value 'purple' is not declared for nominal attribute 'color'"),
     ("toy-test.arff", TOY_TEST.replace("2.0,", "abc,"), r"toy-test\.arff line 13: attribute 'num': 'abc' is not a number"),
-    ("toy-train.arff", TOY_HEADER + "{0 1.0,9 1}\n", r"toy-train\.arff line 12: sparse index 9 outside the 6 declared"),
+    ("toy-train.arff", TOY_HEADER + "{0 1.0,9 1}\n", r"toy-train\.arff line 12: Bad @DATA instance format: \{0 1\.0,9 1\}"),
     ("toy-train.arff", TOY_TRAIN.replace("@data\n", ""), r"toy-train\.arff line 11: expected @relation, @attribute or @data"),
     ("toy-test.arff", TOY_TEST.replace("@attribute num numeric", "@attribute num2 numeric"),
      r"toy-test\.arff line 4: attribute #1 'num2' numeric differs from .*toy-train\.arff line 4 \('num' numeric\)"),
@@ -654,22 +511,6 @@ def test_real_shorthand_configs_compose_and_load(real_mulan):
         assert params.pop("loader") == "mulan" and params["name"] == name
         dataset = DATASETS.build("mulan", params)
         assert isinstance(dataset, MulanDataset) and dataset.name == name and dataset.folder().name == name
-
-
-@pytest.mark.realdata
-def test_real_parser_agrees_with_liac_arff(real_mulan):
-    arff = pytest.importorskip("arff", reason="liac-arff (optional oracle) is not installed")
-    for file_name in ("emotions/emotions-test.arff", "medical/medical-train.arff", "birds/birds-test.arff"):
-        path = real_mulan.root / file_name
-        ours = read_arff(path)
-        with open(path) as handle:
-            theirs = arff.load(handle, encode_nominal=True, return_type=arff.COO if ours.is_sparse else arff.DENSE)
-        if ours.is_sparse:
-            values, rows, cols = theirs["data"]
-            reference = sp.csr_matrix((np.asarray(values, float), (rows, cols)), shape=ours.values.shape).toarray()
-            np.testing.assert_array_equal(ours.values.toarray(), reference)
-        else:
-            np.testing.assert_array_equal(ours.values, np.array(theirs["data"], dtype=float))
 
 
 @pytest.mark.realdata

@@ -28,10 +28,11 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.arff import (ArffFormatError, ArffTable, FeatureEncoder, HIERARCHICAL, TEXT_KINDS,
-                         check_same_attributes, count_missing, read_arff, select_columns)
+from ..data.arff import (ArffFormatError, ArffTable, HIERARCHICAL, TEXT_KINDS, check_same_attributes, count_missing,
+                         read_arff, select_columns)
 from ..data.download import DataUnavailableError, RemoteFile, ensure_file
 from ..data.feature_cache import cached_build
+from ..data.feature_encoding import FeatureEncoder
 from ..data.multilabel import MultiLabelData
 from ..paths import data_dir
 from .base import Dataset

@@ -30,10 +30,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..data.arff import (FeatureEncoder, TEXT_KINDS, binary_label_matrix, check_same_attributes, count_missing,
-                         read_arff, select_columns)
+from ..data.arff import TEXT_KINDS, check_same_attributes, count_missing, read_arff, select_columns
+from ..data.arff_labels import binary_label_matrix
 from ..data.download import DataUnavailableError, RemoteFile, ensure_file
 from ..data.feature_cache import cached_build
+from ..data.feature_encoding import FeatureEncoder
 from ..data.multilabel import MultiLabelData
 from ..data.stratify import stratified_holdout
 from ..paths import data_dir
