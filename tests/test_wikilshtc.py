@@ -15,9 +15,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from helpers import PACKAGE_CONF
-from xmlthresh.data import build_candidates
-from xmlthresh.data import cache as cache_module
-from xmlthresh.datasets import DATASETS
+from xmlthresh.data import build_candidates, keyed_store
+from xmlthresh.datasets import DATASETS, ranked_list_cache
 from xmlthresh.datasets.wikilshtc import WIKI_N_LABELS, WIKI_NUM_DOCS, WikiLSHTC
 from xmlthresh.job import build
 from xmlthresh.strategies import STRATEGIES
@@ -79,8 +78,8 @@ def test_predict_all_variant_and_first_labels(fake_wiki):
 
 def test_second_load_comes_from_the_cache(fake_wiki, monkeypatch, tmp_path):
     first = DATASETS.get("wikilshtc")(num_docs=50).load()
-    assert len(list((tmp_path / "cache").rglob("*.npz"))) == 1
-    monkeypatch.setattr(cache_module, "parse_source", lambda *a, **k: pytest.fail("parsed twice"))
+    assert len(list((tmp_path / "cache").rglob("*" + keyed_store.SUFFIX))) == 1
+    monkeypatch.setattr(ranked_list_cache, "read_ranked_lists", lambda *a, **k: pytest.fail("parsed twice"))
     second = DATASETS.get("wikilshtc")(num_docs=50, include_predict_all=False).load()
     np.testing.assert_array_equal(first.relevant_rank, second.relevant_rank)
     assert second.include_predict_all is False
