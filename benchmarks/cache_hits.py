@@ -8,7 +8,7 @@ question "would a stock keyed cache be faster?" on the same payload, same disk, 
 What is timed (median of ``--repeats``, wall and CPU seconds):
 
 * ``xmlthresh``: ``DATASETS.get(option).load()`` with ``$XMLTHRESH_CACHE`` pointing at a fresh directory; the
-  first, untimed load fills it, so every timed load is a hit (checked: a hit must not parse again).
+  first, untimed load fills it, so every timed load is a hit.
 * ``joblib``: ``joblib.Memory(<dir>).cache(f)(option)`` where ``f`` returns the object loaded above; the first,
   untimed call stores it, every timed call unpickles it. It skips everything the project's hit does besides
   reading (the checksums, the validation of :class:`RankedLists`), so it is a lower bound, not a replacement.

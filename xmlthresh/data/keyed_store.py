@@ -18,10 +18,11 @@ stored value when its entry is good, else ``build()``-s it and stores ``encode(v
 
 Why not ``joblib.Memory``: it keeps no checksums (a flipped byte loads silently), leaves its temporary file
 behind when a write fails, keys by argument hashes (a changed source would add an entry, not replace one),
-pickles (code runs on load) and fails on an unwritable cache directory; this format also loads faster
-(``benchmarks/cache_hits.py``). An entry is one file: a magic line, the header (JSON: key, source stamps, the
-caller's metadata, each array's dtype, shape, offset and CRC-32), then the raw arrays, 64-byte aligned, read
-straight into preallocated arrays (no pickle, no zip layer, one copy).
+pickles (code runs on load) and fails on an unwritable cache directory. An entry is one file: a magic line,
+the header (JSON: key, source stamps, the caller's metadata, each array's dtype, shape, offset and CRC-32),
+then the raw arrays, 64-byte aligned, read straight into preallocated arrays (no pickle, no zip layer, one
+copy). Reading the 9 MB of WikiLSHTC arrays takes ~3-6 ms (the former ``.npz`` entries: ~13 ms; ``joblib.load``
+~2 ms, the difference is the CRC pass); ``benchmarks/cache_hits.py`` times whole hits.
 """
 
 from __future__ import annotations
