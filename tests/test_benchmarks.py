@@ -173,3 +173,14 @@ def test_api_sparse_smoke(tmp_path):
     for needed in ("fit_thresholds (domain), validation", "predict, test", "include_predict_all=False",
                    "3,000 labels x 500 documents", "Process peak RSS", "Target < 2 GB: met"):
         assert needed in text, needed
+
+
+def test_cache_hits_smoke(real_data, tmp_path):
+    """benchmarks/cache_hits.py on the smallest real file: one table row per cache, every one a number."""
+    proc = _run([str(BENCHMARKS / "cache_hits.py"), "--datasets", "example", "--repeats", "1",
+                 "--work-dir", str(tmp_path / "work")], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [line.split("|")[1:-1] for line in proc.stdout.splitlines() if line.startswith("| example")]
+    assert [row[1].strip() for row in rows] == ["xmlthresh", "joblib"]
+    assert all(float(row[2]) >= 0 and float(row[3]) >= 0 for row in rows)
+    assert list((tmp_path / "work" / "xmlthresh" / "example").rglob("*.entry"))  # the timed loads had an entry

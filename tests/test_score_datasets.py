@@ -14,7 +14,7 @@ from xmlthresh.data.download import DataUnavailableError
 from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.datasets import DATASETS
-from xmlthresh.datasets.score_files import ScoreFileError, load_scores, save_scores
+from xmlthresh.data.score_file import ScoreFileError, load_scores, save_scores
 from xmlthresh.datasets.synthetic_xmc import generate_xmc_scores
 from xmlthresh.rankers import precision_at_k
 from xmlthresh.strategies import STRATEGIES
@@ -253,3 +253,20 @@ def test_top_k_candidate_kernel_matches_a_brute_force_oracle(n_distractors):
         expected = sorted(ranked)
         row = slice(indptr[d], indptr[d + 1])
         assert list(zip(indices[row], data[row])) == expected
+
+
+def test_the_format_lives_in_data_and_rankers_never_import_the_dataset_layer():
+    """Layering: rankers/ and datasets/ are siblings above data/; the score-file format is data/'s, the ``scores``
+    plugin re-exports it under its old import path."""
+    import subprocess
+    import sys
+
+    import xmlthresh.data.score_file as fmt
+    import xmlthresh.datasets.score_files as plugin
+
+    assert (plugin.save_scores, plugin.load_scores, plugin.ScoreFileError) == (fmt.save_scores, fmt.load_scores,
+                                                                               fmt.ScoreFileError)
+    code = ("import sys, xmlthresh.data.score_file, xmlthresh.rankers.scoring, xmlthresh.rankers.crossfit; "
+            "print(sorted(m for m in sys.modules if m.startswith('xmlthresh.datasets')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

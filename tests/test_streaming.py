@@ -1,4 +1,5 @@
-"""Streaming reads of ranked-list files and zip members, and the binary cache of parsed lists.
+"""Streaming reads of ranked-list files and zip members, and the parse cache of the dataset layer
+(``cached_ranked_lists`` through the keyed store).
 
 All inputs are small files fabricated in tmp_path; a tiny ``chunk_size`` puts block boundaries everywhere
 (inside tokens, inside line breaks, inside lines longer than a block).
@@ -16,11 +17,11 @@ import zipfile
 import numpy as np
 import pytest
 
-from xmlthresh.data import cache as cache_module
-from xmlthresh.data import npz_entries
-from xmlthresh.data import ranked_list_file
+from xmlthresh.data import keyed_store, ranked_list_file
 from xmlthresh.data.ranked_list_file import RankedListFormatError, parse_ranked_lists, read_ranked_lists
 from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.datasets import ranked_list_cache
+from xmlthresh.datasets.ranked_list_cache import cached_ranked_lists
 from xmlthresh.data.streaming import (
     ArchiveMemberError,
     CorruptArchiveError,
@@ -263,119 +264,6 @@ def test_small_reads_stay_quiet(tmp_path, caplog, capsys):
     assert "reading" not in caplog.text and capsys.readouterr().err == ""
 
 
-# ---------------------------------------------------------------------------------------------- cache
-def test_cache_miss_then_hit(tmp_path, cache_home, monkeypatch):
-    data, expected = fabricate(n_labels=100, seed=8)
-    path = make_zip(tmp_path / "lists.zip", {"lists.txt": data})
-    first = read_ranked_lists(path, num_docs=40, cache=True)
-    assert_matches(first, expected, 40)
-    entries = cache_files(cache_home)
-    assert len(entries) == 1 and entries[0].startswith("ranked_lists/lists-") and entries[0].endswith(".npz")
-
-    def no_parse(*args, **kwargs):
-        raise AssertionError("parsed although the cache holds the lists")
-
-    monkeypatch.setattr(cache_module, "parse_source", no_parse)
-    hit = read_ranked_lists(path, num_docs=40, cache=True, include_predict_all=False, name="other")
-    assert_matches(hit, expected, 40)
-    assert hit.relevant_rank.dtype == np.int64 and hit.include_predict_all is False and hit.name == "other"
-    assert cache_files(cache_home) == entries
-
-
-def test_cache_is_keyed_by_parse_parameters_and_member(tmp_path, cache_home):
-    data, _ = fabricate(seed=9)
-    path = make_zip(tmp_path / "lists.zip", {"a.txt": data, "b.txt": data})
-    assert read_ranked_lists(path, num_docs=40, member="a.txt", cache=True).num_docs == 40
-    assert read_ranked_lists(path, num_docs=41, member="a.txt", cache=True).num_docs == 41
-    assert read_ranked_lists(path, num_docs=40, member="b.txt", cache=True).num_docs == 40
-    assert len(cache_files(cache_home)) == 3
-
-
-def test_changed_source_rebuilds_the_entry_in_place(tmp_path, cache_home):
-    path = tmp_path / "lists.txt"
-    path.write_bytes(b"0 1 1 0\n")
-    assert read_ranked_lists(path, num_docs=5, cache=True).relevant_rank.tolist() == [1]
-    path.write_bytes(b"0 1 0 0 1\n")
-    os.utime(path, ns=(1, 1))
-    assert read_ranked_lists(path, num_docs=5, cache=True).relevant_rank.tolist() == [3]
-    assert len(cache_files(cache_home)) == 1
-
-
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "flip_array_byte", "empty"])
-def test_corrupt_cache_is_detected_and_rebuilt(tmp_path, cache_home, caplog, damage):
-    data, expected = fabricate(n_labels=300, seed=10)
-    path = make_zip(tmp_path / "lists.zip", {"lists.txt": data})
-    read_ranked_lists(path, num_docs=40, cache=True)
-    (entry,) = cache_home.rglob("*.npz")
-    raw = bytearray(entry.read_bytes())
-    if damage == "truncate":
-        raw = raw[: len(raw) // 2]
-    elif damage == "garbage":
-        raw = bytearray(os.urandom(len(raw)))
-    elif damage == "flip_array_byte":
-        with zipfile.ZipFile(entry) as npz:  # a byte inside the stored relevant ranks
-            info = npz.getinfo("relevant_rank.npy")
-        offset = info.header_offset + 30 + len(info.filename) + len(info.extra) + 200
-        raw[offset] ^= 0x01
-    else:
-        raw = bytearray()
-    entry.write_bytes(bytes(raw))
-    rebuilt = read_ranked_lists(path, num_docs=40, cache=True)
-    assert_matches(rebuilt, expected, 40)
-    assert "is corrupt" in caplog.text
-    assert_matches(read_ranked_lists(path, num_docs=40, cache=True), expected, 40)  # the new entry is good
-
-
-def test_disk_full_during_cache_write_leaves_nothing(tmp_path, cache_home, monkeypatch, caplog):
-    data, expected = fabricate(n_labels=100, seed=11)
-    path = make_zip(tmp_path / "lists.zip", {"lists.txt": data})
-
-    def disk_full(out, meta, arrays):
-        out.write(b"PK\x03\x04 half an entry")
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(npz_entries, "_write", disk_full)
-    lists = read_ranked_lists(path, num_docs=40, cache=True)
-    assert_matches(lists, expected, 40)  # the load itself succeeds
-    assert "could not write the cache" in caplog.text and "No space left" in caplog.text
-    assert cache_files(cache_home) == []  # no entry, no temporary file
-    monkeypatch.undo()
-    monkeypatch.setenv("XMLTHRESH_CACHE", str(cache_home))
-    read_ranked_lists(path, num_docs=40, cache=True)
-    assert len(cache_files(cache_home)) == 1
-
-
-def test_other_errors_during_cache_write_leave_nothing_and_propagate(tmp_path, cache_home, monkeypatch):
-    path = tmp_path / "lists.txt"
-    path.write_bytes(b"0 1 1 0\n")
-
-    def broken(out, meta, arrays):
-        out.write(b"partial")
-        raise RuntimeError("writer bug")
-
-    monkeypatch.setattr(npz_entries, "_write", broken)
-    with pytest.raises(RuntimeError, match="writer bug"):
-        read_ranked_lists(path, cache=True)
-    assert cache_files(cache_home) == []
-
-
-def test_large_values_keep_int64_in_the_cache(tmp_path, cache_home):
-    path = tmp_path / "big.txt"
-    path.write_bytes(b"123456789012345 3 1 0 1\n")
-    read_ranked_lists(path, num_docs=3, cache=True)
-    hit = read_ranked_lists(path, num_docs=3, cache=True)
-    assert hit.label_ids.tolist() == [123456789012345]
-
-
-def test_errors_are_not_cached(tmp_path, cache_home):
-    path = tmp_path / "bad.txt"
-    path.write_bytes(b"0 1 1 x\n")
-    for _ in range(2):
-        with pytest.raises(RankedListFormatError, match="line 1: token 4"):
-            read_ranked_lists(path, cache=True)
-    assert cache_files(cache_home) == []
-
-
 def test_kernel_is_shared_by_bytes_files_and_zips(tmp_path):
     """One kernel: parse_ranked_lists and read_ranked_lists go through ranked_list_file._parse_lines."""
     calls = []
@@ -403,21 +291,135 @@ def test_open_source_reports_uncompressed_size(tmp_path):
     assert source.display.endswith("s.zip:s.txt")
 
 
+# ---------------------------------------------------------------------------------------------- cache
+def test_cache_miss_then_hit(tmp_path, cache_home, monkeypatch):
+    data, expected = fabricate(n_labels=100, seed=8)
+    path = make_zip(tmp_path / "lists.zip", {"lists.txt": data})
+    first = cached_ranked_lists(path, num_docs=40)
+    assert_matches(first, expected, 40)
+    entries = cache_files(cache_home)
+    assert len(entries) == 1 and entries[0].startswith("ranked_lists/lists-") and entries[0].endswith(keyed_store.SUFFIX)
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("parsed although the cache holds the lists")
+
+    monkeypatch.setattr(ranked_list_cache, "read_ranked_lists", no_parse)
+    hit = cached_ranked_lists(path, num_docs=40, include_predict_all=False, name="other")
+    assert_matches(hit, expected, 40)
+    assert hit.relevant_rank.dtype == np.int64 and hit.include_predict_all is False and hit.name == "other"
+    assert cache_files(cache_home) == entries
+
+
+def test_cache_is_keyed_by_parse_parameters_and_member(tmp_path, cache_home):
+    data, _ = fabricate(seed=9)
+    path = make_zip(tmp_path / "lists.zip", {"a.txt": data, "b.txt": data})
+    assert cached_ranked_lists(path, num_docs=40, member="a.txt").num_docs == 40
+    assert cached_ranked_lists(path, num_docs=41, member="a.txt").num_docs == 41
+    assert cached_ranked_lists(path, num_docs=40, member="b.txt").num_docs == 40
+    assert len(cache_files(cache_home)) == 3
+
+
+def test_changed_source_rebuilds_the_entry_in_place(tmp_path, cache_home):
+    path = tmp_path / "lists.txt"
+    path.write_bytes(b"0 1 1 0\n")
+    assert cached_ranked_lists(path, num_docs=5).relevant_rank.tolist() == [1]
+    path.write_bytes(b"0 1 0 0 1\n")
+    os.utime(path, ns=(1, 1))
+    assert cached_ranked_lists(path, num_docs=5).relevant_rank.tolist() == [3]
+    assert len(cache_files(cache_home)) == 1
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "flip_array_byte", "empty"])
+def test_corrupt_cache_is_detected_and_rebuilt(tmp_path, cache_home, caplog, damage):
+    data, expected = fabricate(n_labels=300, seed=10)
+    path = make_zip(tmp_path / "lists.zip", {"lists.txt": data})
+    cached_ranked_lists(path, num_docs=40)
+    (entry,) = cache_home.rglob("*" + keyed_store.SUFFIX)
+    raw = bytearray(entry.read_bytes())
+    if damage == "truncate":
+        raw = raw[: len(raw) // 2]
+    elif damage == "garbage":
+        raw = bytearray(os.urandom(len(raw)))
+    elif damage == "flip_array_byte":  # a byte inside the stored relevant ranks: only the checksum can tell
+        header, _ = keyed_store.read_entry(entry)
+        (spec,) = [spec for spec in header["arrays"] if spec["name"] == "relevant_rank"]
+        header_length = int.from_bytes(raw[len(keyed_store.MAGIC):len(keyed_store.MAGIC) + 8], "little")
+        start = -(-(len(keyed_store.MAGIC) + 8 + header_length) // 64) * 64  # the arrays start 64-byte aligned
+        raw[start + spec["offset"] + spec["nbytes"] // 2] ^= 0x01
+    else:
+        raw = bytearray()
+    entry.write_bytes(bytes(raw))
+    rebuilt = cached_ranked_lists(path, num_docs=40)
+    assert_matches(rebuilt, expected, 40)
+    assert "is corrupt" in caplog.text
+    assert_matches(cached_ranked_lists(path, num_docs=40), expected, 40)  # the new entry is good
+
+
+def test_disk_full_during_cache_write_leaves_nothing(tmp_path, cache_home, monkeypatch, caplog):
+    data, expected = fabricate(n_labels=100, seed=11)
+    path = make_zip(tmp_path / "lists.zip", {"lists.txt": data})
+
+    def disk_full(out, header, arrays):
+        out.write(b"PK\x03\x04 half an entry")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(keyed_store, "_write_payload", disk_full)
+    lists = cached_ranked_lists(path, num_docs=40)
+    assert_matches(lists, expected, 40)  # the load itself succeeds
+    assert "could not write the cache" in caplog.text and "No space left" in caplog.text
+    assert cache_files(cache_home) == []  # no entry, no temporary file
+    monkeypatch.undo()
+    monkeypatch.setenv("XMLTHRESH_CACHE", str(cache_home))
+    cached_ranked_lists(path, num_docs=40)
+    assert len(cache_files(cache_home)) == 1
+
+
+def test_other_errors_during_cache_write_leave_nothing_and_propagate(tmp_path, cache_home, monkeypatch):
+    path = tmp_path / "lists.txt"
+    path.write_bytes(b"0 1 1 0\n")
+
+    def broken(out, header, arrays):
+        out.write(b"partial")
+        raise RuntimeError("writer bug")
+
+    monkeypatch.setattr(keyed_store, "_write_payload", broken)
+    with pytest.raises(RuntimeError, match="writer bug"):
+        cached_ranked_lists(path)
+    assert cache_files(cache_home) == []
+
+
+def test_large_values_keep_int64_in_the_cache(tmp_path, cache_home):
+    path = tmp_path / "big.txt"
+    path.write_bytes(b"123456789012345 3 1 0 1\n")
+    cached_ranked_lists(path, num_docs=3)
+    hit = cached_ranked_lists(path, num_docs=3)
+    assert hit.label_ids.tolist() == [123456789012345]
+
+
+def test_errors_are_not_cached(tmp_path, cache_home):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"0 1 1 x\n")
+    for _ in range(2):
+        with pytest.raises(RankedListFormatError, match="line 1: token 4"):
+            cached_ranked_lists(path)
+    assert cache_files(cache_home) == []
+
+
 def test_unwritable_cache_directory_only_costs_the_cache(tmp_path, monkeypatch, caplog):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the cache directory should be")
     monkeypatch.setenv("XMLTHRESH_CACHE", str(blocker))
     path = tmp_path / "lists.txt"
     path.write_bytes(b"0 1 1 0\n")
-    assert read_ranked_lists(path, cache=True).relevant_rank.tolist() == [1]
+    assert cached_ranked_lists(path).relevant_rank.tolist() == [1]
     assert "could not write the cache" in caplog.text
 
 
 def test_unranked_warning_also_on_cache_hits(tmp_path, cache_home, caplog):
     path = tmp_path / "lists.txt"
     path.write_bytes(b"5 1 1 0\n6 2 0 1\n")
-    read_ranked_lists(path, cache=True)
+    cached_ranked_lists(path)
     assert "1 complete list(s) hold fewer relevant documents than their size (first: line 2, 1 of 2)" in caplog.text
     caplog.clear()
-    read_ranked_lists(path, cache=True)
+    cached_ranked_lists(path)
     assert "(first: label 6, 1 of 2)" in caplog.text

@@ -15,9 +15,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from helpers import PACKAGE_CONF
-from xmlthresh.data import build_candidates
-from xmlthresh.data import cache as cache_module
-from xmlthresh.datasets import DATASETS
+from xmlthresh.data import build_candidates, keyed_store
+from xmlthresh.datasets import DATASETS, ranked_list_cache
 from xmlthresh.datasets.wikilshtc import WIKI_N_LABELS, WIKI_NUM_DOCS, WikiLSHTC
 from xmlthresh.strategies import STRATEGIES
 
@@ -47,7 +46,7 @@ def fake_wiki(tmp_path, monkeypatch) -> Path:
 def test_config_file_builds_the_registered_plugin():
     cfg = OmegaConf.to_container(OmegaConf.load(PACKAGE_CONF / "dataset" / "wikilshtc.yaml"))
     assert cfg == {"loader": "wikilshtc", "name": "wikilshtc", "path": WIKI, "num_docs": 587084,
-                   "include_predict_all": True, "first_n_labels": None}
+                   "include_predict_all": True, "first_n_labels": None, "member": None, "cache": True}
     dataset = DATASETS.build(cfg.pop("loader"), cfg)
     assert isinstance(dataset, WikiLSHTC) and dataset.num_docs == WIKI_NUM_DOCS and dataset.cache
 
@@ -78,8 +77,8 @@ def test_predict_all_variant_and_first_labels(fake_wiki):
 
 def test_second_load_comes_from_the_cache(fake_wiki, monkeypatch, tmp_path):
     first = DATASETS.get("wikilshtc")(num_docs=50).load()
-    assert len(list((tmp_path / "cache").rglob("*.npz"))) == 1
-    monkeypatch.setattr(cache_module, "parse_source", lambda *a, **k: pytest.fail("parsed twice"))
+    assert len(list((tmp_path / "cache").rglob("*" + keyed_store.SUFFIX))) == 1
+    monkeypatch.setattr(ranked_list_cache, "read_ranked_lists", lambda *a, **k: pytest.fail("parsed twice"))
     second = DATASETS.get("wikilshtc")(num_docs=50, include_predict_all=False).load()
     np.testing.assert_array_equal(first.relevant_rank, second.relevant_rank)
     assert second.include_predict_all is False

@@ -1,33 +1,88 @@
-"""Atomic file writes: write to a temporary file in the same directory, then rename into place, so a
-crash or an error never leaves a half-written result behind."""
+"""Atomic file writes: every file the package writes (results, reports, plots, cache entries, score files,
+downloads) goes through :func:`atomic_output`, so a crash, a full disk or an error never leaves a half-written
+file behind and a reader sees either the old content or the new one, never a mix.
+
+How: the data go to a temporary file in the target's directory (same file system, so the final rename is
+atomic), which is flushed and ``fsync``-ed, then ``os.replace``-d onto the target; the directory is
+``fsync``-ed too where the platform allows it, so the rename itself survives a power cut. On any error
+(including ``KeyboardInterrupt``) the temporary file is removed and the target is left untouched. The
+temporary file is created with mode 0o666 filtered by the process umask -- the mode any other new file
+gets (``tempfile.mkstemp`` would create it 0o600, and the rename would keep that).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, BinaryIO, Iterator, Mapping
 
 import numpy as np
 
+_NEW_FILE_MODE = 0o666  # the kernel applies the umask (and default ACLs), as for open(path, "w")
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A binary file object whose content replaces ``path`` when the block ends without an exception.
+
+    The parent directory is created when missing. Use it for writers that need a file object (``np.savez``,
+    a download streamed to disk); :func:`write_bytes_atomic` for data already in memory."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    tmp, handle = _create_temporary(path)
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(data)
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
         os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_directory(path.parent)
+
+
+def _create_temporary(path: Path) -> tuple[Path, int]:
+    """A new, empty hidden file beside ``path`` (``.<name>.<random>.tmp``) and its descriptor."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return tmp, os.open(tmp, flags, _NEW_FILE_MODE)
+        except FileExistsError:  # another writer drew the same name: draw again
+            continue
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable; a no-op where directories cannot be opened (Windows)."""
+    try:
+        handle = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass  # some file systems refuse fsync on directories; the data themselves are synced
     finally:
-        Path(tmp).unlink(missing_ok=True)
+        os.close(handle)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Replace ``path`` by ``data`` atomically (see the module docstring)."""
+    with atomic_output(path) as out:
+        out.write(data)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Replace ``path`` by ``text`` (UTF-8) atomically."""
     write_bytes_atomic(path, text.encode())
 
 
-def write_json_atomic(path: Path, payload: Mapping[str, Any]) -> None:
+def write_json_atomic(path: str | os.PathLike, payload: Mapping[str, Any]) -> None:
+    """Replace ``path`` by ``payload`` as indented JSON atomically."""
     write_text_atomic(path, json.dumps(payload, indent=2) + "\n")
 
 

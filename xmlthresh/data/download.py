@@ -1,7 +1,8 @@
 """Fetching raw data files from their public origin into the data directory, verified by sha256.
 
-A file is written under a temporary name in the destination directory and renamed into place only after
-its checksum matched, so a failed or corrupted download never leaves a partial file behind. Downloads can
+A file is streamed to a temporary file in the destination directory (:func:`xmlthresh.files.atomic_output`)
+and renamed into place only after its checksum matched, so a failed or corrupted download never leaves a
+partial file behind. Downloads can
 be switched off with ``XMLTHRESH_OFFLINE=1``; then a missing file is an error saying where to put it.
 """
 
@@ -11,11 +12,11 @@ import hashlib
 import logging
 import os
 import sys
-import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files import atomic_output
 from ..paths import data_dir
 
 log = logging.getLogger(__name__)
@@ -40,14 +41,6 @@ class RemoteFile:
         return data_dir() / self.relpath
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(_CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def ensure_file(remote: RemoteFile, timeout: float = 60.0) -> Path:
     """Local path of ``remote``, downloading (and verifying) it first when it is missing."""
     target = remote.local_path
@@ -68,27 +61,20 @@ def ensure_file(remote: RemoteFile, timeout: float = 60.0) -> Path:
 
 def download(url: str, target: Path, sha256: str, timeout: float = 60.0) -> None:
     """Download ``url`` to ``target`` atomically; raise ValueError on a checksum mismatch."""
-    target.parent.mkdir(parents=True, exist_ok=True)
     log.info("downloading %s -> %s", url, target)
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    tmp = Path(tmp_name)
-    try:
-        digest = hashlib.sha256()
-        with os.fdopen(handle, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
-            total = int(response.headers.get("Content-Length") or 0)
-            done = 0
-            for block in iter(lambda: response.read(_CHUNK), b""):
-                out.write(block)
-                digest.update(block)
-                done += len(block)
-                _progress(target.name, done, total)
+    digest = hashlib.sha256()
+    with atomic_output(target) as out, urllib.request.urlopen(url, timeout=timeout) as response:
+        total = int(response.headers.get("Content-Length") or 0)
+        done = 0
+        for block in iter(lambda: response.read(_CHUNK), b""):
+            out.write(block)
+            digest.update(block)
+            done += len(block)
+            _progress(target.name, done, total)
         if sys.stderr.isatty():
             print(file=sys.stderr)
-        if digest.hexdigest() != sha256:
+        if digest.hexdigest() != sha256:  # inside the block: the partial file is discarded, never renamed
             raise ValueError(f"sha256 mismatch for {url}: got {digest.hexdigest()}, expected {sha256}")
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _progress(name: str, done: int, total: int) -> None:

@@ -9,8 +9,8 @@ Blank lines are ignored.
 Plain files, zip members (read without unpacking, e.g. ``WikiXML_no_empty.zip``) and in-memory bytes go
 through one code path: the source is streamed in blocks of complete lines (:mod:`.streaming`) and one
 numba kernel parses each block, keeping only the positions of the 1s, the list length and the size of
-every label -- no Python object per line or token. With ``cache=True`` the parsed lists are stored in the
-derived-cache directory (:mod:`.cache`) and later reads load them from there.
+every label -- no Python object per line or token. This module only parses: the parse cache is the dataset
+layer's (:func:`xmlthresh.datasets.ranked_list_cache.cached_ranked_lists`, ``dataset.cache=true``).
 
 Every malformed input raises :class:`RankedListFormatError` naming the file, the line and the problem.
 """
@@ -45,7 +45,6 @@ def read_ranked_lists(
     name: str | None = None,
     *,
     member: str | None = None,
-    cache: bool = False,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: bool = True,
 ) -> RankedLists:
@@ -53,17 +52,12 @@ def read_ranked_lists(
 
     ``num_docs`` is m, the number of documents of the evaluation set. It is required when lists are
     truncated; when omitted, every list must have the same length L and m = L (complete lists).
-    ``member`` picks the file inside a zip (default: its only file). ``cache=True`` loads the parsed lists
-    from the derived-cache directory when the source is unchanged, else parses and stores them there.
-    ``chunk_size`` bytes are read at a time; ``progress`` shows the progress of long reads.
+    ``member`` picks the file inside a zip (default: its only file). ``chunk_size`` bytes are read at a
+    time; ``progress`` shows the progress of long reads. Every call parses: for the cached read use
+    :func:`xmlthresh.datasets.ranked_list_cache.cached_ranked_lists` (same parameters).
     """
     path = Path(path)
     name = name or path.stem
-    if cache:
-        from .cache import cached_parse  # local import: cache imports this module's parser
-
-        return cached_parse(path, num_docs=num_docs, member=member, include_predict_all=include_predict_all,
-                            name=name, chunk_size=chunk_size, progress=progress)
     source = open_source(path, member)
     return parse_source(source, num_docs=num_docs, include_predict_all=include_predict_all, name=name,
                         chunk_size=chunk_size, progress=progress)

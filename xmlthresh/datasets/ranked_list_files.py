@@ -1,7 +1,7 @@
 """``ranked_lists``: any file in the published ranked-list format (``espgame`` and ``example`` are presets).
 
 Plain text or a zip archive (read without unpacking; ``member`` picks the file of a multi-file archive);
-``cache=true`` keeps the parsed lists in the derived-cache directory.
+``cache=true`` keeps the parsed lists in the derived-cache directory (:mod:`.ranked_list_cache`).
 
 ``path`` is absolute or relative to the data directory ($XMLTHRESH_DATA). Files of the reference work are
 known by their relative path: when missing they are downloaded from their public origin and verified.
@@ -16,6 +16,7 @@ from ..data.ranked_list_file import read_ranked_lists
 from ..data.ranked_lists import RankedLists
 from ..paths import data_dir
 from .base import Dataset
+from .ranked_list_cache import cached_ranked_lists
 from .registry import DATASETS
 
 _BERGER = "https://raw.githubusercontent.com/melaanya/f_macro_optimization/cf821f7e6459f48a449066c79a6d4c4cdcd49004/data"
@@ -68,6 +69,6 @@ class RankedListFile(Dataset):
         self.cache = cache
 
     def _load(self) -> RankedLists:
-        return read_ranked_lists(resolve_data_file(self.path), num_docs=self.num_docs,
-                                 include_predict_all=self.include_predict_all, name=self.name,
-                                 member=self.member, cache=self.cache)
+        read = cached_ranked_lists if self.cache else read_ranked_lists
+        return read(resolve_data_file(self.path), num_docs=self.num_docs, include_predict_all=self.include_predict_all,
+                    name=self.name, member=self.member)

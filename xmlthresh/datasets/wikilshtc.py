@@ -3,9 +3,9 @@
 ``berger/WikiXML_no_empty.zip`` holds one 569 MB text file in the ranked-list format: 283,350 labels (those
 with at least one test document), the top 1,000 documents of each. The lists are truncated: m, the true
 number of test documents, is 587,084 -- "predict all" uses it, never the list length. The first load
-parses the zip member in blocks (a few seconds); the parsed lists are cached in ``$XMLTHRESH_CACHE`` and
-later loads take well under a second. ``include_predict_all=false`` gives the variant of the reference
-table without "predict all".
+parses the zip member in blocks (a few seconds); the parsed lists are cached in ``$XMLTHRESH_CACHE``
+(:mod:`.ranked_list_cache`) and later loads take well under a second. ``include_predict_all=false`` gives
+the variant of the reference table without "predict all".
 """
 
 from __future__ import annotations

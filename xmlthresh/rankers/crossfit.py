@@ -32,11 +32,12 @@ from sklearn.base import clone
 
 from ..data.folds import check_folds, kfold_assignment
 from ..data.multilabel import MultiLabelData, ScoreData
+from ..data.score_file import save_scores
 from ..data.scores import ScoredSplit
-from .base import Ranker
-from .scoring import cache_key, cache_path, make_ranker, ranker_info, ranker_quality, read_cache
-
 from ..locks import cache_lock
+from .base import Ranker
+from .score_cache import cache_key, cache_path, read_cache
+from .scoring import make_ranker, ranker_info, ranker_quality
 
 log = logging.getLogger(__name__)
 
@@ -95,8 +96,6 @@ def crossfit_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str,
                  oof_quality["p_at_1"], quality["p_at_1"], folds + 1, fit_seconds)
         result = ScoreData(data.name, splits, info)
         if cache:
-            from ..datasets.score_files import save_scores  # lazy: datasets/ imports every data set plugin
-
             save_scores(path, result)
             log.info("cross-fitted scores cached in %s", path)
         return result

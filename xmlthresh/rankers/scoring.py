@@ -3,42 +3,39 @@
 The ranker is fitted on the ``train`` split only (the loaders carve ``validation`` out of train) and scores
 ``validation`` and ``test``. The result is cached in ``cache_dir()/scores/`` (``$XMLTHRESH_CACHE``) under a
 key of (data set name, fingerprint of the data: every split's array shapes and a hash of their contents,
-ranker name, the ranker's full parameters, seed, cache format), written atomically in the
-``xmlthresh.datasets.score_files`` layout, so a sweep over threshold strategies fits the ranker once.
+ranker name, the ranker's full parameters, seed, cache format), written atomically in the score-file format
+(:mod:`xmlthresh.data.score_file`) by :mod:`.score_cache`, so a sweep over threshold strategies fits the
+ranker once.
 A cache hit is logged ("scores from cache ...") and marked ``info["scores_from_cache"] = True``.
 
 ``info`` also holds the ranker's quality on test (P@1, P@3, P@5 and the ranking loss, over the documents
 with at least one label) and its fit (wall and CPU) and prediction seconds (of the run that fitted it).
-:mod:`xmlthresh.rankers.crossfit` builds cross-fitted scores on the same key, path and file helpers.
+:mod:`xmlthresh.rankers.crossfit` builds cross-fitted scores on the same key, path and file helpers
+(:mod:`.score_cache`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import re
 import time
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..data.multilabel import MultiLabelData, ScoreData
+from ..data.score_file import save_scores
 from ..data.scores import ScoredSplit
 from ..files import jsonable
 from ..locks import cache_lock
-from ..paths import cache_dir
 from ..registry import constructor_parameters
 from .base import Ranker
 from .quality import precision_at_k, ranking_loss
 from .registry import RANKERS
+from .score_cache import cache_key, cache_path, read_cache
 
 log = logging.getLogger(__name__)
 
-#: bump when the cached content or its meaning changes: old entries are then ignored
-CACHE_FORMAT = 1
 #: the splits that are scored (when present); the ranker always fits on "train"
 SCORED_SPLITS = ("validation", "test")
 
@@ -95,8 +92,6 @@ def ranker_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str, A
                  data.name, quality["p_at_1"], quality["p_at_3"], quality["p_at_5"], quality["ranking_loss"], fit_seconds)
         result = ScoreData(data.name, splits, info)
         if cache:
-            from ..datasets.score_files import save_scores  # lazy: datasets/ imports every data set plugin
-
             save_scores(path, result)
             log.info("scores cached in %s", path)
         return result
@@ -129,63 +124,3 @@ def ranker_quality(scores: np.ndarray | sp.csr_matrix, labels: sp.csr_matrix) ->
         "ranking_loss": ranking_loss(scores, labels),
         "eval_docs": int(np.count_nonzero(np.diff(sp.csr_matrix(labels).indptr) > 0)),
     }
-
-
-# ---------------------------------------------------------------------- cache key and files
-def data_fingerprint(data: MultiLabelData) -> dict[str, Any]:
-    """Shapes of every split's arrays and a BLAKE2 hash of their contents (features, labels, label names)."""
-    digest = hashlib.blake2b(digest_size=20)
-    shapes: dict[str, Any] = {}
-    for split in sorted(data.X):
-        X, Y = data.X[split], sp.csr_matrix(data.Y[split])
-        shapes[split] = {"X": list(X.shape), "X_sparse": bool(sp.issparse(X)),
-                         "X_nnz": int(X.nnz) if sp.issparse(X) else None,
-                         "Y": list(Y.shape), "Y_nnz": int(Y.nnz)}
-        digest.update(split.encode())
-        for array in _arrays_of(X) + _arrays_of(Y.astype(bool)):
-            digest.update(str(array.dtype).encode() + str(array.shape).encode())
-            digest.update(np.ascontiguousarray(array).view(np.uint8).ravel())
-    digest.update(np.asarray(data.label_names).astype(str).tobytes())
-    return {"shapes": shapes, "hash": digest.hexdigest()}
-
-
-def _arrays_of(matrix) -> list[np.ndarray]:
-    if sp.issparse(matrix):
-        csr = sp.csr_matrix(matrix)
-        return [csr.data, csr.indices, csr.indptr]
-    return [np.asarray(matrix)]
-
-
-def cache_key(data: MultiLabelData, ranker_name: str, params: Mapping[str, Any], seed: int,
-              extra: Mapping[str, Any] | None = None) -> str:
-    """SHA-256 over (data set name, data fingerprint, ranker name, its parameters, seed, cache format) and,
-    when given, ``extra`` (what else shapes the scores, e.g. the folds of cross-fitting)."""
-    payload = {"format": CACHE_FORMAT, "dataset": data.name, "data": data_fingerprint(data),
-               "ranker": ranker_name, "params": jsonable(dict(params)), "seed": seed}
-    if extra:
-        payload["extra"] = jsonable(dict(extra))
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-
-
-def cache_path(dataset_name: str, ranker_name: str, key: str, kind: str = "") -> Path:
-    """The cache file of a key; ``kind`` (e.g. ``crossfit5``) tells entries of other procedures apart."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", dataset_name) or "data"
-    tag = f"__{kind}" if kind else ""
-    return cache_dir() / "scores" / f"{safe}__{ranker_name}{tag}__{key[:32]}.npz"
-
-
-def read_cache(path: Path, key: str, name: str) -> ScoreData | None:
-    from ..datasets.score_files import ScoreFileError, load_scores
-
-    try:
-        cached = load_scores(path, name=name)
-    except (ScoreFileError, OSError, ValueError) as exc:
-        log.warning("ignoring unreadable score cache %s (%s); refitting", path, exc)
-        return None
-    if cached.info.get("cache_key") != key:
-        log.warning("ignoring score cache %s: it belongs to another key; refitting", path)
-        return None
-    info = {k: v for k, v in cached.info.items() if k != "score_file"}
-    info["scores_from_cache"] = True
-    info["cache_path"] = str(path)
-    return ScoreData(name, cached.splits, info)

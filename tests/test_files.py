@@ -1,0 +1,75 @@
+"""The one atomic writer (``xmlthresh.files``): new files get the umask's mode, an error leaves neither a partial
+file nor a temporary one, a replacement is a rename (readers of the old file keep the whole old content), and
+the data are fsync-ed before the rename."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import numpy as np
+import pytest
+
+from xmlthresh import files
+from xmlthresh.files import atomic_output, write_bytes_atomic, write_json_atomic
+
+
+def mode_of(path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_new_files_get_the_mode_the_umask_gives(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        write_json_atomic(tmp_path / "result.json", {"f": 1})
+        with atomic_output(tmp_path / "arrays.npz") as out:
+            np.savez(out, a=np.arange(3))
+        (tmp_path / "plain.txt").write_text("reference: what open() gives")
+    finally:
+        os.umask(old)
+    assert mode_of(tmp_path / "result.json") == 0o666 & ~umask == mode_of(tmp_path / "plain.txt")
+    assert mode_of(tmp_path / "arrays.npz") == 0o666 & ~umask
+
+
+@pytest.mark.parametrize("error", [RuntimeError("writer bug"), OSError(28, "No space left on device"),
+                                   KeyboardInterrupt()])
+def test_a_writer_that_raises_leaves_no_partial_and_no_temporary_file(tmp_path, error):
+    target = tmp_path / "sub" / "entry.bin"
+    with pytest.raises(type(error)):
+        with atomic_output(target) as out:
+            out.write(b"half an entry")
+            raise error
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == []
+
+
+def test_a_failed_replacement_keeps_the_old_content(tmp_path):
+    target = tmp_path / "result.json"
+    target.write_text("old")
+    with pytest.raises(ValueError):
+        with atomic_output(target) as out:
+            out.write(b"new but incomplete")
+            assert target.read_text() == "old"  # nothing visible before the block ends
+            raise ValueError("checksum mismatch")
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["result.json"]
+
+
+def test_replacing_an_existing_file_is_a_rename(tmp_path):
+    target = tmp_path / "scores.npz"
+    target.write_bytes(b"old content " * 1000)
+    with open(target, "rb") as reader:  # a reader that opened the old file ...
+        inode = os.fstat(reader.fileno()).st_ino
+        write_bytes_atomic(target, b"new")
+        assert reader.read() == b"old content " * 1000  # ... still reads all of it: no in-place truncation
+    assert target.read_bytes() == b"new" and target.stat().st_ino != inode
+    assert [p.name for p in tmp_path.iterdir()] == ["scores.npz"]
+
+
+def test_data_are_synced_before_the_rename(tmp_path, monkeypatch):
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(files.os, "fsync", lambda fd: (events.append("fsync"), real_fsync(fd))[1])
+    monkeypatch.setattr(files.os, "replace", lambda a, b: (events.append("replace"), real_replace(a, b))[1])
+    write_bytes_atomic(tmp_path / "x", b"data")
+    assert events[:2] == ["fsync", "replace"]  # the file, then the rename (then the directory, where possible)
+    assert (tmp_path / "x").read_bytes() == b"data"
