@@ -1,4 +1,10 @@
-"""MLflow tracking: the only module that imports mlflow.
+"""MLflow tracking: the only module that imports mlflow (always inside a function, so importing this one
+stays cheap).
+
+Besides a job's run (:func:`tracked_run`), it holds every store operation of the other layers: resuming a
+sweep job (:func:`finished_run_with_hash`, :func:`download_result`), a sweep's parent run
+(:func:`start_sweep_parent`, :func:`sweep_children`, :func:`finish_sweep_parent`, :func:`log_files_to_run`)
+and the runs a report compares (:func:`runs_table`).
 
 Runs go to a sqlite store (default ``<project>/runs/mlflow.db``; MLflow 3 refuses the plain file store)
 with artifacts under ``<project>/runs/mlartifacts``. The experiment is created with an explicit artifact
