@@ -37,8 +37,14 @@ pytest: $(STAMP)
 check-installed: $(STAMP)
 	PYTHON=$(PYTHON) BUILD_PYTHON=$(BIN)/python .ci/installed/check.sh
 
+# The MLflow UI on the project's store (runs/ at $$XMLTHRESH_HOME, else here; the artifact root is where
+# xmlthresh.tracking puts artifacts), loopback only, one worker and without MLflow's background job runner,
+# so it is up in seconds; Ctrl-C stops it. UI_PORT=5001 for another port.
+RUNS    ?= $(abspath $(or $(XMLTHRESH_HOME),.))/runs
+UI_PORT ?= 5000
 ui: $(STAMP)
-	$(BIN)/python -m xmlthresh.ui $(ARGS)
+	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false $(BIN)/mlflow server --backend-store-uri sqlite:///$(RUNS)/mlflow.db \
+	  --default-artifact-root file://$(RUNS)/mlartifacts --host 127.0.0.1 --port $(UI_PORT) --workers 1
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

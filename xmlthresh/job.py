@@ -104,14 +104,10 @@ def _resumed(run_id: str, run_dir: Path, context: Mapping[str, Any], uri: str | 
     (None when the earlier result cannot be read: then the job runs again)."""
     import json
 
-    import mlflow
+    from .tracking import download_result
 
-    from .tracking import default_tracking_uri
-
-    mlflow.set_tracking_uri(uri or default_tracking_uri())
     try:
-        local = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="result.json",
-                                                    dst_path=str(run_dir))
+        local = download_result(run_id, run_dir, uri)
     except Exception as exc:  # artifacts deleted or store moved: recompute rather than fail
         log.warning("run %s finished but its result.json is unreadable (%s); running the job again", run_id, exc)
         return None

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .files import write_text_atomic
-from .tracking import default_tracking_uri
+from .tracking import runs_table
 
 KEYS = ["dataset", "protocol", "strategy", "beta"]
 METRICS = ["f_macro", "macro_f", "micro_f", "lower_bound", "upper_bound", "gap", "fit_seconds"]
@@ -54,10 +54,7 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
     (e.g. ``dataset.first_n_labels`` or ``strategy.n_angles`` in a sweep) becomes a key column;
     ``runs.attrs["keys"]`` lists the key columns. ``metrics`` adds metrics beyond the default ones.
     """
-    import mlflow
-
-    mlflow.set_tracking_uri(uri or default_tracking_uri())
-    runs = mlflow.search_runs(experiment_names=[experiment])
+    runs = runs_table(uri, experiment)
     if runs.empty:
         return pd.DataFrame(columns=KEYS + ["seed"] + METRICS)
     parent_col = "tags.mlflow.parentRunId"

@@ -19,7 +19,8 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from .files import write_text_atomic
-from .tracking import default_tracking_uri, ensure_experiment, git_commit
+from .tracking import (default_tracking_uri, finish_sweep_parent, log_files_to_run, start_sweep_parent,
+                       sweep_children)
 
 log = logging.getLogger(__name__)
 
@@ -50,25 +51,14 @@ class MlflowSweepCallback(Callback):
         tracking = config.get("tracking", {})
         if not tracking.get("enabled", True):
             return
-        import mlflow
-
         uri = tracking.get("uri") or default_tracking_uri()
-        experiment_id = ensure_experiment(uri, tracking.get("experiment", "xmlthresh"))
         sweep_dir = Path(config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        client = mlflow.MlflowClient(uri)
         arguments = " ".join(config.hydra.overrides.task)
         launcher = OmegaConf.select(config, "hydra.launcher._target_", default="?")
-        run = client.create_run(
-            experiment_id,
-            run_name=f"sweep {sweep_dir.name}",
-            tags={"xmlthresh.sweep": "parent", "sweep_dir": str(sweep_dir), "git_commit": git_commit(),
-                  "mlflow.note.content": f"python -m xmlthresh -m {arguments}"},
-        )
-        client.log_param(run.info.run_id, "arguments", arguments[:6000])
-        client.log_param(run.info.run_id, "launcher", launcher)
-        write_text_atomic(sweep_dir / PARENT_FILE, run.info.run_id + "\n")
-        log.info("sweep parent run %s in %s", run.info.run_id, uri)
+        parent = start_sweep_parent(uri, tracking.get("experiment", "xmlthresh"), sweep_dir, arguments, launcher)
+        write_text_atomic(sweep_dir / PARENT_FILE, parent + "\n")
+        log.info("sweep parent run %s in %s", parent, uri)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         global last_sweep_failures
@@ -77,29 +67,23 @@ class MlflowSweepCallback(Callback):
         parent = parent_run_id(sweep_dir)
         if not tracking.get("enabled", True) or parent is None:
             return
-        import mlflow
-
-        client = mlflow.MlflowClient(tracking.get("uri") or default_tracking_uri())
-        experiment_id = client.get_run(parent).info.experiment_id
-        children = client.search_runs([experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{parent}'",
-                                      max_results=50_000)
-        statuses = [child.info.status for child in children]
-        skipped = sum("skipped" in child.data.tags for child in children)
+        uri = tracking.get("uri")
+        children = sweep_children(uri, parent)
+        statuses = [child.status for child in children]
+        skipped = sum(child.skipped for child in children)
         resumed = len(list((sweep_dir / RESUMED_DIR).glob("*"))) if (sweep_dir / RESUMED_DIR).is_dir() else 0
         failed = statuses.count("FAILED")
         counts = {"n_children": len(children), "n_finished": statuses.count("FINISHED"), "n_failed": failed,
                   "n_skipped": skipped, "n_resumed": resumed}
-        for key, value in counts.items():
-            client.log_metric(parent, key, value)
-        client.set_terminated(parent, status="FAILED" if failed else "FINISHED")
+        finish_sweep_parent(uri, parent, counts, failed=bool(failed))
         last_sweep_failures = failed
         log.info("sweep finished: %s", ", ".join(f"{k[2:]} {v}" for k, v in counts.items()))
         report = config.get("report", {}) or {}
         if report.get("enabled", False):
-            self._write_report(config, parent, client, sweep_dir, report)
+            self._write_report(config, parent, sweep_dir, report)
 
     @staticmethod
-    def _write_report(config: DictConfig, parent: str, client: Any, sweep_dir: Path, report: Any) -> None:
+    def _write_report(config: DictConfig, parent: str, sweep_dir: Path, report: Any) -> None:
         """The comparison table of this sweep, in ``<sweep dir>/report/`` and as artifacts of the parent."""
         from .report import load_runs, write_report
 
@@ -115,8 +99,7 @@ class MlflowSweepCallback(Callback):
             study_paths = write_study_report(str(study), sweep_dir)
             print(study_paths["markdown"].read_text())
             paths.update({f"{study}_{key}": value for key, value in study_paths.items()})
-        for path in paths.values():
-            client.log_artifact(parent, str(path))
+        log_files_to_run(tracking.get("uri"), parent, paths.values())
         print(paths["markdown"].read_text())
         print(f"report: {paths['html']}")
 

@@ -1,4 +1,10 @@
-"""MLflow tracking: the only module that imports mlflow.
+"""MLflow tracking: the only module that imports mlflow (always inside a function, so importing this one
+stays cheap).
+
+Besides a job's run (:func:`tracked_run`), it holds every store operation of the other layers: resuming a
+sweep job (:func:`finished_run_with_hash`, :func:`download_result`), a sweep's parent run
+(:func:`start_sweep_parent`, :func:`sweep_children`, :func:`finish_sweep_parent`, :func:`log_files_to_run`)
+and the runs a report compares (:func:`runs_table`).
 
 Runs go to a sqlite store (default ``<project>/runs/mlflow.db``; MLflow 3 refuses the plain file store)
 with artifacts under ``<project>/runs/mlartifacts``. The experiment is created with an explicit artifact
@@ -15,10 +21,13 @@ import os
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, NamedTuple
 
 from . import __version__
 from .paths import runs_dir, source_checkout
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +160,87 @@ def finished_run_with_hash(uri: str | None, experiment: str, digest: str) -> str
         max_results=1,
     )
     return runs[0].info.run_id if runs else None
+
+
+RESULT_ARTIFACT = "result.json"
+
+
+def download_result(run_id: str, dst: Path, uri: str | None) -> Path:
+    """Download the ``result.json`` a run logged into the directory ``dst`` and return the local file
+    (resuming a sweep job copies an earlier run's result). MLflow's error propagates when the artifact is
+    gone or the store moved: the caller decides whether to run the job again."""
+    import mlflow
+
+    _quiet_mlflow_logging()
+    mlflow.set_tracking_uri(uri or default_tracking_uri())
+    return Path(mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=RESULT_ARTIFACT, dst_path=str(dst)))
+
+
+def start_sweep_parent(uri: str | None, experiment: str, sweep_dir: Path, arguments: str, launcher: str) -> str:
+    """Create the parent run of a sweep (left RUNNING for the jobs' child runs) and return its id.
+
+    It is tagged as the sweep parent with its directory, commit and command line, and records the
+    command-line ``arguments`` and the Hydra ``launcher`` as params."""
+    import mlflow
+
+    uri = uri or default_tracking_uri()
+    experiment_id = ensure_experiment(uri, experiment)
+    client = mlflow.MlflowClient(uri)
+    run = client.create_run(
+        experiment_id,
+        run_name=f"sweep {sweep_dir.name}",
+        tags={"xmlthresh.sweep": "parent", "sweep_dir": str(sweep_dir), "git_commit": git_commit(),
+              "mlflow.note.content": f"python -m xmlthresh -m {arguments}"},
+    )
+    client.log_param(run.info.run_id, "arguments", arguments[:_MAX_PARAM_LENGTH])
+    client.log_param(run.info.run_id, "launcher", launcher)
+    return run.info.run_id
+
+
+class ChildRun(NamedTuple):
+    """What the end of a sweep needs to know of one job's run: its MLflow status and whether it skipped."""
+
+    status: str
+    skipped: bool
+
+
+def sweep_children(uri: str | None, parent: str) -> list[ChildRun]:
+    """The child runs of the sweep whose parent run is ``parent`` (any status)."""
+    import mlflow
+
+    client = mlflow.MlflowClient(uri or default_tracking_uri())
+    experiment_id = client.get_run(parent).info.experiment_id
+    children = client.search_runs([experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{parent}'",
+                                  max_results=50_000)
+    return [ChildRun(child.info.status, "skipped" in child.data.tags) for child in children]
+
+
+def finish_sweep_parent(uri: str | None, parent: str, counts: Mapping[str, int], failed: bool) -> None:
+    """Log the sweep's ``counts`` as metrics of its parent run and end it FAILED or FINISHED."""
+    import mlflow
+
+    client = mlflow.MlflowClient(uri or default_tracking_uri())
+    for key, value in counts.items():
+        client.log_metric(parent, key, value)
+    client.set_terminated(parent, status="FAILED" if failed else "FINISHED")
+
+
+def log_files_to_run(uri: str | None, run_id: str, paths: Iterable[Path]) -> None:
+    """Attach files as artifacts of an existing run (not the active one), e.g. a sweep's report to its parent."""
+    import mlflow
+
+    client = mlflow.MlflowClient(uri or default_tracking_uri())
+    for path in paths:
+        client.log_artifact(run_id, str(path))
+
+
+def runs_table(uri: str | None, experiment: str) -> "pd.DataFrame":
+    """Every run of ``experiment`` in the store ``uri`` as MLflow's search table: one row per run, columns
+    ``run_id``, ``status``, ``start_time`` and ``params.*``, ``metrics.*``, ``tags.*`` (empty when none)."""
+    import mlflow
+
+    mlflow.set_tracking_uri(uri or default_tracking_uri())
+    return mlflow.search_runs(experiment_names=[experiment])
 
 
 @contextmanager

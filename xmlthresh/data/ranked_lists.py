@@ -96,11 +96,6 @@ class RankedLists:
         """The smallest admissible cut that includes each relevant document (its tie group's end)."""
         return self.relevant_rank if self.tie_end is None else self.tie_end
 
-    @property
-    def is_truncated(self) -> np.ndarray:
-        """Boolean per label: the list does not cover all m documents."""
-        return self.list_length < self.num_docs
-
     # ------------------------------------------------------------------ label selection
     def select_labels(self, index: np.ndarray) -> "RankedLists":
         """A new instance restricted to the labels ``index`` (integer indices or a boolean mask)."""

@@ -164,6 +164,233 @@ def _grow(array, needed):
 
 
 @numba.njit(cache=True)
+def _choice_f(choice, precision, recall, inv_n, b2):
+    """F-macro (here F of the averaged precision and recall) of one candidate per label."""
+    p = 0.0
+    r = 0.0
+    for k in range(len(choice)):
+        p += precision[choice[k]]
+        r += recall[choice[k]]
+    return f_beta_scalar(p * inv_n, r * inv_n, b2)
+
+
+@numba.njit(cache=True)
+def _gather_restrictions(node, node_parent, node_rstart, node_rcount, pool_label, pool_lo, pool_hi, restricted,
+                         lo_of, hi_of, touched):
+    """Apply the restrictions of ``node`` and its ancestors to the scratch ``lo_of``/``hi_of`` (the nearest
+    ancestor's restriction of a label wins: it is the narrower range), marking the labels in ``restricted``
+    and listing them in ``touched``. Returns how many labels are restricted."""
+    n_touched = 0
+    c = node
+    while c >= 0:
+        for q in range(node_rstart[c], node_rstart[c] + node_rcount[c]):
+            k = pool_label[q]
+            if not restricted[k]:
+                restricted[k] = True
+                lo_of[k] = pool_lo[q]
+                hi_of[k] = pool_hi[q]
+                touched[n_touched] = k
+                n_touched += 1
+        c = node_parent[c]
+    return n_touched
+
+
+@numba.njit(cache=True)
+def _restricted_edges(touched, n_touched, lo_of, hi_of, tp, cut, n_relevant, precision, recall, sub_chain,
+                      start_of, extra_label, extra_from, extra_to, extra_key):
+    """Hull chains of the restricted labels' candidate ranges: sets each one's chain start in ``start_of`` and
+    writes the chain edges (label, from, to, key) to ``extra_*``. Returns the number of edges."""
+    n_extra = 0
+    end = 0
+    for j in range(n_touched):
+        k = touched[j]
+        base = end
+        end = _range_chain(lo_of[k], hi_of[k], precision, recall, sub_chain, base)
+        start_of[k] = sub_chain[base]
+        s = n_relevant[k]
+        for v in range(base, end - 1):
+            a = sub_chain[v]
+            b = sub_chain[v + 1]
+            extra_label[n_extra] = k
+            extra_from[n_extra] = a
+            extra_to[n_extra] = b
+            extra_key[n_extra] = _edge_key(
+                tp[a], cut[a], tp[b], cut[b], s, precision[b] - precision[a], recall[b] - recall[a]
+            )
+            n_extra += 1
+    return n_extra
+
+
+@numba.njit(cache=True)
+def _merge_edges(root_label, root_from, root_to, root_key, restricted, extra_label, extra_from, extra_to,
+                 extra_key, n_extra, merged_label, merged_from, merged_to):
+    """The node's edges in sweep order, written to ``merged_*``: the root edges of unrestricted labels merged
+    by key with the restricted labels' edges (stably sorted, so a label's edges keep chain order on ties;
+    on a key tie a root edge comes first). Returns the number of edges."""
+    extra_order = np.argsort(extra_key[:n_extra], kind="mergesort")
+    n_root = len(root_label)
+    n_merged = 0
+    i = 0
+    j = 0
+    while True:
+        while i < n_root and restricted[root_label[i]]:
+            i += 1
+        if i < n_root and (j >= n_extra or root_key[i] <= extra_key[extra_order[j]]):
+            merged_label[n_merged] = root_label[i]
+            merged_from[n_merged] = root_from[i]
+            merged_to[n_merged] = root_to[i]
+            i += 1
+        elif j < n_extra:
+            e = extra_order[j]
+            merged_label[n_merged] = extra_label[e]
+            merged_from[n_merged] = extra_from[e]
+            merged_to[n_merged] = extra_to[e]
+            j += 1
+        else:
+            break
+        n_merged += 1
+    return n_merged
+
+
+@numba.njit(cache=True)
+def _sweep_node(start_of, merged_from, merged_to, n_merged, precision, recall, inv_n, b2):
+    """Trace the node's hull path (the arithmetic of ``_kernels.increment_sweep``) from the chain starts
+    through its ``n_merged`` edges. Returns (best_f, best_step, upper_f, upper_segment, upper_t): the best
+    visited state (achievable) and how many edges lead to it, and the max of F over the path (the node's
+    bound) with the edge and the position on it where it is attained."""
+    p = 0.0
+    r = 0.0
+    for k in range(len(start_of)):
+        p += precision[start_of[k]]
+        r += recall[start_of[k]]
+    p *= inv_n
+    r *= inv_n
+    p_err = 0.0
+    r_err = 0.0
+    best_f = f_beta_scalar(p, r, b2)
+    best_step = 0
+    upper_f = best_f
+    upper_segment = 0
+    upper_t = 0.0
+    for e in range(n_merged):
+        a = merged_from[e]
+        b = merged_to[e]
+        dp = (precision[b] - precision[a]) * inv_n
+        dr = (recall[b] - recall[a]) * inv_n
+        seg_f, seg_t = segment_max_f(p + p_err, r + r_err, dp, dr, b2)
+        if seg_f > upper_f:
+            upper_f, upper_segment, upper_t = seg_f, e, seg_t
+        p, p_err = neumaier_add(p, p_err, dp)
+        r, r_err = neumaier_add(r, r_err, dr)
+        f = f_beta_scalar(p + p_err, r + r_err, b2)
+        if f > best_f:
+            best_f, best_step = f, e + 1
+    return best_f, best_step, upper_f, upper_segment, upper_t
+
+
+@numba.njit(cache=True)
+def _state_after(steps, start_of, merged_label, merged_to, out):
+    """The candidate of every label after the first ``steps`` edges of the node's sweep, written to ``out``."""
+    for k in range(len(start_of)):
+        out[k] = start_of[k]
+    for e in range(steps):
+        out[merged_label[e]] = merged_to[e]
+
+
+@numba.njit(cache=True)
+def _write_children(node, k, split, lo_of, hi_of, cand_ptr, class_ptr, class_member, label_class, pool_label,
+                    pool_lo, pool_hi, pool_size, kids_start, orbit_size):
+    """Append the restrictions of ``node``'s two children to the pool: child 1 keeps the branching label ``k``
+    in [lo, split), child 2 moves every member of k's orbit (its class, with k's range at the node) to
+    [split, hi). Records where they start and the orbit size; returns the (maybe grown) pool and its size."""
+    split_offset = split - cand_ptr[k]
+    lo_offset = lo_of[k] - cand_ptr[k]
+    hi_offset = hi_of[k] - cand_ptr[k]
+    cls = label_class[k]
+    needed = pool_size + 2 + class_ptr[cls + 1] - class_ptr[cls]
+    pool_label = _grow(pool_label, needed)
+    pool_lo = _grow(pool_lo, needed)
+    pool_hi = _grow(pool_hi, needed)
+    kids_start[node] = pool_size
+    pool_label[pool_size] = k
+    pool_lo[pool_size] = lo_of[k]
+    pool_hi[pool_size] = split
+    pool_size += 1
+    size = 0
+    for q in range(class_ptr[cls], class_ptr[cls + 1]):
+        member = class_member[q]
+        if lo_of[member] - cand_ptr[member] == lo_offset and hi_of[member] - cand_ptr[member] == hi_offset:
+            pool_label[pool_size] = member
+            pool_lo[pool_size] = cand_ptr[member] + split_offset
+            pool_hi[pool_size] = hi_of[member]
+            pool_size += 1
+            size += 1
+    orbit_size[node] = size
+    return pool_label, pool_lo, pool_hi, pool_size
+
+
+@numba.njit(cache=True)
+def _link_child(child, parent, side, node_parent, node_rstart, node_rcount, kids_start, orbit_size):
+    """Make ``child`` the first (``side`` 0: the branching label's lower range) or second (1: its orbit's upper
+    ranges) child of ``parent``, pointing at the restrictions :func:`_write_children` wrote for it."""
+    node_parent[child] = parent
+    if side == 0:
+        node_rstart[child] = kids_start[parent]
+        node_rcount[child] = 1
+    else:
+        node_rstart[child] = kids_start[parent] + 1
+        node_rcount[child] = orbit_size[parent]
+
+
+@numba.njit(cache=True)
+def _heap_push(heap, heap_size, node, node_bound):
+    """Insert ``node`` into the max-heap ``heap[:heap_size]`` ordered by ``node_bound``; returns the new size."""
+    h = heap_size
+    heap[h] = node
+    heap_size += 1
+    while h > 0:
+        parent = (h - 1) // 2
+        if node_bound[heap[parent]] >= node_bound[heap[h]]:
+            break
+        heap[parent], heap[h] = heap[h], heap[parent]
+        h = parent
+    return heap_size
+
+
+@numba.njit(cache=True)
+def _heap_pop(heap, heap_size, node_bound):
+    """Remove the top of the max-heap ``heap[:heap_size]`` (read it from ``heap[0]`` before); returns the new
+    size."""
+    heap_size -= 1
+    heap[0] = heap[heap_size]
+    h = 0
+    while True:
+        left = 2 * h + 1
+        right = left + 1
+        largest = h
+        if left < heap_size and node_bound[heap[left]] > node_bound[heap[largest]]:
+            largest = left
+        if right < heap_size and node_bound[heap[right]] > node_bound[heap[largest]]:
+            largest = right
+        if largest == h:
+            break
+        heap[largest], heap[h] = heap[h], heap[largest]
+        h = largest
+    return heap_size
+
+
+@numba.njit(cache=True)
+def _reset_scratch(touched, n_touched, restricted, lo_of, hi_of, start_of, cand_ptr, root_start):
+    """Undo a node's restrictions in the scratch arrays (back to the root's full ranges and chain starts)."""
+    for j in range(n_touched):
+        k = touched[j]
+        restricted[k] = False
+        lo_of[k] = cand_ptr[k]
+        hi_of[k] = cand_ptr[k + 1]
+        start_of[k] = root_start[k]
+
+
+@numba.njit(cache=True)
 def branch_and_bound(
     cand_ptr,
     tp,
@@ -207,18 +434,17 @@ def branch_and_bound(
     Returns (lower, upper, nodes, proved): the incumbent's F, a rigorous upper bound on the optimum (max of
     the incumbent, the open nodes' bounds and the pruned nodes' bounds), the number of evaluated nodes and
     whether the search finished (upper <= lower + gap_tol) rather than running out of nodes.
+
+    Steps: a node is evaluated by :func:`_gather_restrictions`, :func:`_restricted_edges`,
+    :func:`_merge_edges` and :func:`_sweep_node` (bound and best visited state); an open node gets its
+    children's restrictions (:func:`_write_children`) and enters the heap; then both children of the best
+    open node (:func:`_heap_pop`, :func:`_link_child`) are evaluated in turn.
     """
     n = len(cand_ptr) - 1
     inv_n = 1.0 / n
     n_root = len(root_label)
     n_cand = len(tp)
-
-    inc_p = 0.0
-    inc_r = 0.0
-    for k in range(n):
-        inc_p += precision[incumbent[k]]
-        inc_r += recall[incumbent[k]]
-    inc_f = f_beta_scalar(inc_p * inv_n, inc_r * inv_n, b2)
+    inc_f = _choice_f(incumbent, precision, recall, inv_n, b2)
 
     # nodes: node c adds the restrictions pool[node_rstart[c] : + node_rcount[c]] (label -> [lo, hi)) to its
     # parent's; an expanded node's two children's restriction lists are written when it is pushed
@@ -260,204 +486,62 @@ def branch_and_bound(
     node_rstart[0] = 0
     node_rcount[0] = 0
     n_nodes_made = 1
-    pending = 0  # node to evaluate next (-1: none)
-    expand = -1  # node whose children are being created
-    child_side = 0
+    node = 0  # the node to evaluate
+    expand = -1  # the node whose children are evaluated
+    side = 2  # which child of ``expand`` comes next (2: both done)
 
     while True:
-        if pending >= 0:
-            node = pending
-            pending = -1
-            # ---------------- gather the node's restrictions (the nearest ancestor's restriction wins)
-            n_touched = 0
-            c = node
-            while c >= 0:
-                for q in range(node_rstart[c], node_rstart[c] + node_rcount[c]):
-                    k = pool_label[q]
-                    if not restricted[k]:
-                        restricted[k] = True
-                        lo_of[k] = pool_lo[q]
-                        hi_of[k] = pool_hi[q]
-                        touched[n_touched] = k
-                        n_touched += 1
-                c = node_parent[c]
-            # ---------------- chains of the restricted labels and their edges
-            n_extra = 0
-            end = 0
-            for j in range(n_touched):
-                k = touched[j]
-                base = end
-                end = _range_chain(lo_of[k], hi_of[k], precision, recall, sub_chain, base)
-                start_of[k] = sub_chain[base]
-                s = n_relevant[k]
-                for v in range(base, end - 1):
-                    a = sub_chain[v]
-                    b = sub_chain[v + 1]
-                    extra_label[n_extra] = k
-                    extra_from[n_extra] = a
-                    extra_to[n_extra] = b
-                    extra_key[n_extra] = _edge_key(
-                        tp[a], cut[a], tp[b], cut[b], s, precision[b] - precision[a], recall[b] - recall[a]
-                    )
-                    n_extra += 1
-            extra_order = np.argsort(extra_key[:n_extra], kind="mergesort")  # stable: chain order on ties
-            # ---------------- merge the unrestricted root edges with the restricted labels' edges by key
-            n_merged = 0
-            i = 0
-            j = 0
-            while True:
-                while i < n_root and restricted[root_label[i]]:
-                    i += 1
-                if i < n_root and (j >= n_extra or root_key[i] <= extra_key[extra_order[j]]):
-                    merged_label[n_merged] = root_label[i]
-                    merged_from[n_merged] = root_from[i]
-                    merged_to[n_merged] = root_to[i]
-                    i += 1
-                elif j < n_extra:
-                    e = extra_order[j]
-                    merged_label[n_merged] = extra_label[e]
-                    merged_from[n_merged] = extra_from[e]
-                    merged_to[n_merged] = extra_to[e]
-                    j += 1
-                else:
-                    break
-                n_merged += 1
-            # ---------------- sweep (the arithmetic of _kernels.increment_sweep)
-            p = 0.0
-            r = 0.0
-            for k in range(n):
-                p += precision[start_of[k]]
-                r += recall[start_of[k]]
-            p *= inv_n
-            r *= inv_n
-            p_err = 0.0
-            r_err = 0.0
-            best_f = f_beta_scalar(p, r, b2)
-            best_step = 0
-            upper_f = best_f
-            upper_segment = 0
-            upper_t = 0.0
-            for e in range(n_merged):
-                a = merged_from[e]
-                b = merged_to[e]
-                dp = (precision[b] - precision[a]) * inv_n
-                dr = (recall[b] - recall[a]) * inv_n
-                seg_f, seg_t = segment_max_f(p + p_err, r + r_err, dp, dr, b2)
-                if seg_f > upper_f:
-                    upper_f, upper_segment, upper_t = seg_f, e, seg_t
-                p, p_err = neumaier_add(p, p_err, dp)
-                r, r_err = neumaier_add(r, r_err, dr)
-                f = f_beta_scalar(p + p_err, r + r_err, b2)
-                if f > best_f:
-                    best_f, best_step = f, e + 1
-            evaluated += 1
-            # ---------------- the best visited state is achievable: a new incumbent?
-            if best_f > inc_f:
-                for k in range(n):
-                    current[k] = start_of[k]
-                for e in range(best_step):
-                    current[merged_label[e]] = merged_to[e]
-                cur_p = 0.0
-                cur_r = 0.0
-                for k in range(n):
-                    cur_p += precision[current[k]]
-                    cur_r += recall[current[k]]
-                f_exact = f_beta_scalar(cur_p * inv_n, cur_r * inv_n, b2)
-                if f_exact > inc_f:
-                    inc_f = f_exact
-                    incumbent[:] = current
-            # a child's hull lies inside its parent's: its bound cannot be higher
-            if node > 0 and node_bound[node_parent[node]] < upper_f:
-                upper_f = node_bound[node_parent[node]]
-            node_bound[node] = upper_f
-            if upper_t > VERTEX_TOL and upper_t < 1.0 - VERTEX_TOL and upper_f > inc_f + gap_tol:
-                # ---------------- open node: write its children's restrictions, push it
-                k = merged_label[upper_segment]
-                split_offset = merged_from[upper_segment] + 1 - cand_ptr[k]
-                lo_offset = lo_of[k] - cand_ptr[k]
-                hi_offset = hi_of[k] - cand_ptr[k]
-                cls = label_class[k]
-                needed = pool_size + 2 + class_ptr[cls + 1] - class_ptr[cls]
-                pool_label = _grow(pool_label, needed)
-                pool_lo = _grow(pool_lo, needed)
-                pool_hi = _grow(pool_hi, needed)
-                kids_start[node] = pool_size
-                pool_label[pool_size] = k
-                pool_lo[pool_size] = lo_of[k]
-                pool_hi[pool_size] = cand_ptr[k] + split_offset
-                pool_size += 1
-                size = 0
-                for q in range(class_ptr[cls], class_ptr[cls + 1]):
-                    member = class_member[q]
-                    if lo_of[member] - cand_ptr[member] == lo_offset and hi_of[member] - cand_ptr[member] == hi_offset:
-                        pool_label[pool_size] = member
-                        pool_lo[pool_size] = cand_ptr[member] + split_offset
-                        pool_hi[pool_size] = hi_of[member]
-                        pool_size += 1
-                        size += 1
-                orbit_size[node] = size
-                h = heap_size
-                heap[h] = node
-                heap_size += 1
-                while h > 0:
-                    parent = (h - 1) // 2
-                    if node_bound[heap[parent]] >= node_bound[heap[h]]:
-                        break
-                    heap[parent], heap[h] = heap[h], heap[parent]
-                    h = parent
-            elif upper_f > max_pruned:  # solved (the maximiser is a vertex) or pruned
-                max_pruned = upper_f
-            # ---------------- reset the scratch
-            for j in range(n_touched):
-                k = touched[j]
-                restricted[k] = False
-                lo_of[k] = cand_ptr[k]
-                hi_of[k] = cand_ptr[k + 1]
-                start_of[k] = root_start[k]
+        n_touched = _gather_restrictions(node, node_parent, node_rstart, node_rcount, pool_label, pool_lo,
+                                         pool_hi, restricted, lo_of, hi_of, touched)
+        n_extra = _restricted_edges(touched, n_touched, lo_of, hi_of, tp, cut, n_relevant, precision, recall,
+                                    sub_chain, start_of, extra_label, extra_from, extra_to, extra_key)
+        n_merged = _merge_edges(root_label, root_from, root_to, root_key, restricted, extra_label, extra_from,
+                                extra_to, extra_key, n_extra, merged_label, merged_from, merged_to)
+        best_f, best_step, upper_f, upper_segment, upper_t = _sweep_node(
+            start_of, merged_from, merged_to, n_merged, precision, recall, inv_n, b2
+        )
+        evaluated += 1
+        if best_f > inc_f:  # the best visited state is achievable: a new incumbent?
+            _state_after(best_step, start_of, merged_label, merged_to, current)
+            f_exact = _choice_f(current, precision, recall, inv_n, b2)
+            if f_exact > inc_f:
+                inc_f = f_exact
+                incumbent[:] = current
+        # a child's hull lies inside its parent's: its bound cannot be higher
+        if node > 0 and node_bound[node_parent[node]] < upper_f:
+            upper_f = node_bound[node_parent[node]]
+        node_bound[node] = upper_f
+        if upper_t > VERTEX_TOL and upper_t < 1.0 - VERTEX_TOL and upper_f > inc_f + gap_tol:
+            # open node: its maximiser is inside an edge of the fractional label; split that label there
+            pool_label, pool_lo, pool_hi, pool_size = _write_children(
+                node, merged_label[upper_segment], merged_from[upper_segment] + 1, lo_of, hi_of, cand_ptr,
+                class_ptr, class_member, label_class, pool_label, pool_lo, pool_hi, pool_size, kids_start,
+                orbit_size,
+            )
+            heap_size = _heap_push(heap, heap_size, node, node_bound)
+        elif upper_f > max_pruned:  # solved (the maximiser is a vertex) or pruned
+            max_pruned = upper_f
+        _reset_scratch(touched, n_touched, restricted, lo_of, hi_of, start_of, cand_ptr, root_start)
 
-        # ---------------- next child of the node being expanded, or the next node from the heap
-        if expand >= 0 and child_side < 2:
-            c = n_nodes_made
-            n_nodes_made += 1
-            node_parent[c] = expand
-            if child_side == 0:
-                node_rstart[c] = kids_start[expand]
-                node_rcount[c] = 1
-            else:
-                node_rstart[c] = kids_start[expand] + 1
-                node_rcount[c] = orbit_size[expand]
-            child_side += 1
-            pending = c
-            continue
-        expand = -1
-        if heap_size == 0:
-            proved = True
-            break
-        top = heap[0]
-        if node_bound[top] <= inc_f + gap_tol:
-            proved = True
-            if node_bound[top] > max_pruned:
-                max_pruned = node_bound[top]
-            break
-        if evaluated + 2 > max_nodes:
-            break
-        heap_size -= 1
-        heap[0] = heap[heap_size]
-        h = 0
-        while True:
-            left = 2 * h + 1
-            right = left + 1
-            largest = h
-            if left < heap_size and node_bound[heap[left]] > node_bound[heap[largest]]:
-                largest = left
-            if right < heap_size and node_bound[heap[right]] > node_bound[heap[largest]]:
-                largest = right
-            if largest == h:
+        if side == 2:  # both children of ``expand`` evaluated: expand the best open node, or stop
+            if heap_size == 0:
+                proved = True
                 break
-            heap[largest], heap[h] = heap[h], heap[largest]
-            h = largest
-        expand = top
-        child_side = 0
+            top = heap[0]
+            if node_bound[top] <= inc_f + gap_tol:
+                proved = True
+                if node_bound[top] > max_pruned:
+                    max_pruned = node_bound[top]
+                break
+            if evaluated + 2 > max_nodes:
+                break
+            heap_size = _heap_pop(heap, heap_size, node_bound)
+            expand = top
+            side = 0
+        node = n_nodes_made
+        n_nodes_made += 1
+        _link_child(node, expand, side, node_parent, node_rstart, node_rcount, kids_start, orbit_size)
+        side += 1
 
     upper = inc_f
     if max_pruned > upper:
