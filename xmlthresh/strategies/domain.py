@@ -203,6 +203,21 @@ class DomainStrategy(PrecisionControlMixin, ThresholdStrategy):
         return float(p / n), float(r / n)
 
 
+def _in_chain_order(group: np.ndarray, edge_label: np.ndarray, chain_ptr: np.ndarray,
+                    applied: np.ndarray) -> np.ndarray:
+    """The group's edges in sweep order with every label's own edges in chain order among the positions it
+    occupies (as :func:`~xmlthresh.data.hulls.canonical_edge_order` does for the full sweep): a label whose
+    chain has collinear consecutive edges (equal keys) must take its first such edge first, or the states
+    swept (sums of ``edge_dp``) are not the threshold vectors that the returned counts per label select.
+    ``applied`` counts the edges of each label applied before the group (a prefix of its chain)."""
+    labels = edge_label[group]
+    by_label = np.argsort(labels, kind="stable")
+    first_of_label = np.searchsorted(labels[by_label], labels[by_label], side="left")
+    occurrence = np.empty(len(group), dtype=np.int64)
+    occurrence[by_label] = np.arange(len(group)) - first_of_label
+    return chain_ptr[labels] - labels + applied[labels] + occurrence
+
+
 def turning_group_sweep(candidates: Candidates, beta: float) -> tuple[np.ndarray, float, dict]:
     """The exact sweep without sorting the edges: F is unimodal along the hull boundary, so the best
     visited state and the hull maximiser lie in the one group of equal-key edges where F turns from
@@ -227,6 +242,7 @@ def turning_group_sweep(candidates: Candidates, beta: float) -> tuple[np.ndarray
     if inside:
         group = np.flatnonzero(hulls.edge_key == group_key)
         group = group[np.lexsort((group, hulls.edge_label[group], hulls.edge_dp[group], hulls.edge_dr[group]))]
+        group = _in_chain_order(group, hulls.edge_label, hulls.chain_ptr, applied)
         step_dp = np.ascontiguousarray(hulls.edge_dp[group])
         step_dr = np.ascontiguousarray(hulls.edge_dr[group])
         best_step, _, upper_f, segment, t = increment_sweep(base_p, base_r, step_dp, step_dr, n, b2)
