@@ -18,6 +18,7 @@ from sklearn.exceptions import NotFittedError
 
 from helpers import PACKAGE_CONF
 from oracle import brute_force, label_options
+from oracle import f_beta as oracle_f_beta
 from test_strategy_properties import small_instances
 from xmlthresh.data.candidates import build_candidates
 from xmlthresh.data.ranked_lists import RankedLists
@@ -86,7 +87,7 @@ def test_region_grid_reproduces_reference_program(espgame, real_data, k):
     assert origin.tolist() == [True] + [False] * (len(reference) - 1)
     assert np.all(np.isnan(mine[origin, 2:]))  # the reference prints 0 0 -nan 0 0 0 0 there
     assert np.abs(mine[~origin] - reference[~origin]).max() <= 1e-5
-    assert model.info_["region_size"] == int(table["in_region"].sum())
+    assert model.info_["region_points"] == int(table["in_own_rectangle"].sum())
 
 
 def test_espgame_bisection_reaches_the_optimum(espgame):
@@ -364,3 +365,52 @@ def test_taylor_bound_holds_and_is_the_reference_formula_at_beta_1(p0, r0, n, be
         assert eps == pytest.approx(expected, rel=1e-12)
         slack = float(taylor_slack(p0, r0, n, 1.0))
         assert slack == (pytest.approx(n * expected * d * d, rel=1e-12) if np.isfinite(expected) else np.inf)
+
+
+def _coordinatewise_maxima(lists: RankedLists, beta: float) -> list[tuple[float, float]]:
+    """(P, R) of every threshold vector (every admissible position) that no single label can improve."""
+    import itertools
+
+    kept = [k for k in range(lists.n_labels) if lists.n_relevant[k] > 0]
+    options = []
+    for k in kept:
+        opts = label_options(lists, k)
+        options.append([(tp / cut if cut else 0.0, tp / lists.n_relevant[k]) for cut, tp in opts])
+    n = len(kept)
+    maxima = []
+    for combo in itertools.product(*[range(len(o)) for o in options]):
+        P = sum(options[i][c][0] for i, c in enumerate(combo)) / n
+        R = sum(options[i][c][1] for i, c in enumerate(combo)) / n
+        f = float(oracle_f_beta(P, R, beta))
+        improvable = False
+        for i, c in enumerate(combo):
+            for alt in range(len(options[i])):
+                if alt != c:
+                    P2 = P + (options[i][alt][0] - options[i][c][0]) / n
+                    R2 = R + (options[i][alt][1] - options[i][c][1]) / n
+                    if float(oracle_f_beta(P2, R2, beta)) > f + 1e-12:
+                        improvable = True
+                        break
+            if improvable:
+                break
+        if not improvable:
+            maxima.append((P, R))
+    return maxima
+
+
+@SETTINGS
+@given(small_instances(max_labels=3, max_docs=6), st.integers(1, 12))
+def test_every_coordinatewise_maximum_lies_in_a_region_cell(instance, k):
+    """The sound error region: whatever the grid, every coordinate-wise maximum found by brute force (and so
+    the fixed point of V when there is one) lies in a cell of the region."""
+    from xmlthresh.strategies.linearization_region import _in_cells
+
+    lists, beta = instance
+    model = fit("linearization_region", lists, beta=beta, grid=k)
+    table = model.grid_table()
+    cells = table["cell_in_region"].to_numpy().reshape(k + 1, k + 1)[:k, :k]
+    assert model.info_["region_cells"] == int(cells.sum())
+    for P, R in _coordinatewise_maxima(lists.with_relevant_only()[0] if (lists.n_relevant == 0).any() else lists, beta):
+        assert _in_cells(cells, k, P, R), (P, R)
+    if model.info_["region_contains_fixed_point"] is not None:
+        assert model.info_["region_contains_fixed_point"]

@@ -7,7 +7,8 @@
   cross, a jump where there is none;
 * ``pr_curves.png`` -- precision-recall curves of sample labels (the most frequent) with the chosen cuts;
 * ``per_label_pr.png`` -- per-label (p_k, r_k) at the fitted cuts, with their mean (P, R);
-* ``error_map.png`` -- the grid of ``linearization_region``: F(V) per grid point and the error region.
+* ``error_map.png`` -- the grid of ``linearization_region``: the error sqrt(dP^2 + dR^2) per grid point and
+  F(V), with the error region (black cells).
 """
 
 from __future__ import annotations
@@ -160,18 +161,34 @@ def per_label_pr(lists: RankedLists, cuts: np.ndarray, strategy: str, beta: floa
 
 
 def error_map(grid) -> Any:
-    """F(V) on the grid of ``linearization_region`` with the error region (points inside their rectangle)."""
+    """The grid of ``linearization_region`` in two panels: the error sqrt(dP^2 + dR^2) of each grid point's
+    rectangle (the reference work's picture) and F(V); in both the sound error region in black (every
+    coordinate-wise maximum lies in one of its cells) and the reference's point test as red circles."""
+    from matplotlib.patches import Rectangle
+
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
     valid = np.isfinite(grid["F(V)"].to_numpy())
-    image = ax.scatter(grid["P0"][valid], grid["R0"][valid], c=grid["F(V)"][valid], s=12, cmap="viridis")
-    region = grid["in_region"].to_numpy(dtype=bool)
-    ax.scatter(grid["P0"][region], grid["R0"][region], s=40, facecolors="none", edgecolors="red", label="error region")
-    fig.colorbar(image, ax=ax, label="F(V)")
-    ax.set_xlabel("P0")
-    ax.set_ylabel("R0")
-    ax.set_title("linearisation grid: F(V) and the region holding every fixed point", fontsize=9)
-    ax.legend(fontsize=7)
+    error = np.hypot(grid["Pmax"] - grid["Pmin"], grid["Rmax"] - grid["Rmin"]).to_numpy()
+    finite = valid & np.isfinite(error)
+    side = float(np.diff(np.unique(grid["P0"].to_numpy()))[0]) if grid["P0"].nunique() > 1 else 1.0
+    cells = grid["cell_in_region"].to_numpy(dtype=bool)
+    own = grid["in_own_rectangle"].to_numpy(dtype=bool)
+    panels = ((axes[0], error, finite, "sqrt(dP^2 + dR^2) of the rectangle", "magma"),
+              (axes[1], grid["F(V)"].to_numpy(), valid, "F(V)", "viridis"))
+    for ax, value, shown, label, cmap in panels:
+        image = ax.scatter(grid["P0"][shown], grid["R0"][shown], c=value[shown], s=12, cmap=cmap)
+        for p0, r0 in zip(grid["P0"][cells], grid["R0"][cells]):
+            ax.add_patch(Rectangle((p0, r0), side, side, facecolor="black", edgecolor="none"))
+        ax.scatter(grid["P0"][own], grid["R0"][own], s=40, facecolors="none", edgecolors="red",
+                   label="grid point in its own rectangle")
+        ax.add_patch(Rectangle((0, 0), 0, 0, facecolor="black", label=f"error region ({cells.sum()} cells)"))
+        fig.colorbar(image, ax=ax, label=label)
+        ax.set_xlabel("P0")
+        ax.set_ylabel("R0")
+        ax.legend(fontsize=7, loc="lower right")
+    axes[0].set_title("error of the linearisation and the region holding every fixed point", fontsize=9)
+    axes[1].set_title("F(V) on the grid", fontsize=9)
     fig.tight_layout()
     return fig
 

@@ -171,3 +171,91 @@ def neighbourhood_rectangles(block_ptr, block_tp, block_start, block_end, n_rele
         out_rmin[g] = sum_rmin / n
         out_rmax[g] = sum_rmax / n
     return out_bp, out_br, out_pmin, out_pmax, out_rmin, out_rmax
+
+
+@numba.njit(cache=True, inline="always")
+def _gap_lower_bound(p, r, ref_p, ref_r, wp_lo, wp_hi, wr_lo, wr_hi):
+    """A lower bound, over every weight (wp, wr) of the box, of the linear-score gap between the reference
+    positions and the position (p, r): max over references of min over the box of w . (ref - (p, r))."""
+    bound = -np.inf
+    for q in range(len(ref_p)):
+        dp, dr = ref_p[q] - p, ref_r[q] - r
+        value = (wp_lo * dp if dp > 0.0 else wp_hi * dp) + (wr_lo * dr if dr > 0.0 else wr_hi * dr)
+        bound = max(bound, value)
+    return bound
+
+
+@numba.njit(cache=True)
+def cell_rectangles(block_ptr, block_tp, block_start, block_end, n_relevant, wp_lo, wp_hi, wr_lo, wr_hi,
+                    ref_wp, ref_wr, slack):
+    """The sound error region's rectangles: for each cell c of the (P0, R0) grid, with linear-score weights in
+    the box [wp_lo, wp_hi] x [wr_lo, wr_hi] and ``slack[c]`` bounding the Taylor slack everywhere in the cell,
+    per label the min/max of p and r over every position that is NOT excluded, averaged over labels.
+
+    A position is excluded on the cell when, for some reference position (the first maximiser of the linear
+    score at each weight ``ref_wp[c, q], ref_wr[c, q]``: corners and centre of the cell), the gap
+    reference - position exceeds the slack for EVERY weight of the box. A coordinate-wise maximum X* in the
+    cell has every label within its slack of the best linear score at X*'s own weights, so none of its
+    positions is excluded and X* lies in the cell's rectangle (see linearization_region's docstring).
+    Inside a block of equal tp the bound grows with the cut, so the allowed cuts are a prefix (bisection).
+
+    Returns p_min, p_max, r_min, r_max per cell (averaged over labels).
+    """
+    n = len(n_relevant)
+    n_blocks = len(block_tp)
+    block_p = np.zeros(n_blocks)
+    block_r = np.empty(n_blocks)
+    for k in range(n):
+        for b in range(block_ptr[k], block_ptr[k + 1]):
+            if block_start[b] > 0:
+                block_p[b] = block_tp[b] / block_start[b]
+            block_r[b] = block_tp[b] / n_relevant[k]
+    n_cells, n_refs = ref_wp.shape
+    out_pmin = np.zeros(n_cells)
+    out_pmax = np.zeros(n_cells)
+    out_rmin = np.zeros(n_cells)
+    out_rmax = np.zeros(n_cells)
+    ref_p = np.empty(n_refs)
+    ref_r = np.empty(n_refs)
+    for c in range(n_cells):
+        s = slack[c]
+        sum_pmin = sum_pmax = sum_rmin = sum_rmax = 0.0
+        for k in range(n):
+            first, stop = block_ptr[k], block_ptr[k + 1]
+            for q in range(n_refs):  # reference positions: the first maximiser at each reference weight
+                best, best_block = -np.inf, first
+                for b in range(first, stop):
+                    score = ref_wp[c, q] * block_p[b] + ref_wr[c, q] * block_r[b]
+                    if score > best:
+                        best, best_block = score, b
+                ref_p[q], ref_r[q] = block_p[best_block], block_r[best_block]
+            pmin, pmax, rmin, rmax = np.inf, -np.inf, np.inf, -np.inf
+            for b in range(first, stop):
+                if _gap_lower_bound(block_p[b], block_r[b], ref_p, ref_r, wp_lo[c], wp_hi[c], wr_lo[c],
+                                    wr_hi[c]) > s:
+                    continue  # even its first cut is excluded, so is every later one (lower precision)
+                tp = block_tp[b]
+                pmax = max(pmax, block_p[b])
+                rmin = min(rmin, block_r[b])
+                rmax = max(rmax, block_r[b])
+                if tp == 0 or block_start[b] == 0:
+                    pmin = min(pmin, 0.0)
+                    continue
+                lo, hi = block_start[b], block_end[b]  # largest allowed cut in [lo, hi]: lo is allowed
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    if _gap_lower_bound(tp / mid, block_r[b], ref_p, ref_r, wp_lo[c], wp_hi[c], wr_lo[c],
+                                        wr_hi[c]) > s:
+                        hi = mid - 1
+                    else:
+                        lo = mid
+                pmin = min(pmin, tp / lo)
+            sum_pmin += pmin
+            sum_pmax += pmax
+            sum_rmin += rmin
+            sum_rmax += rmax
+        out_pmin[c] = sum_pmin / n
+        out_pmax[c] = sum_pmax / n
+        out_rmin[c] = sum_rmin / n
+        out_rmax[c] = sum_rmax / n
+    return out_pmin, out_pmax, out_rmin, out_rmax

@@ -9,7 +9,7 @@ its score thresholds. A field a strategy does not have is ``None``:
   is a reference to the data, not a copy;
 * ``score_thresholds`` -- one score threshold per label (predict score >= t; -inf = all, +inf = none), when
   the rule was fitted on scores and is a threshold per label;
-* ``grid`` -- ``linearization_region``'s grid (one row per grid point: P0, R0, V, rectangle, in_region);
+* ``grid`` -- ``linearization_region``'s grid (one row per grid point: P0, R0, V, rectangle, in_own_rectangle, cell_in_region);
 * ``lower_bound`` / ``upper_bound`` -- the certificate on the optimum of the fit data (certified strategies).
 """
 

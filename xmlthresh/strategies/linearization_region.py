@@ -9,8 +9,21 @@ inner, the layout of the reference program's ``result_<data>_<...>_KxK.txt``) ea
   position (1..L_k and "predict all", not only the Pareto candidates) whose linear score is within
   ``slack`` of the best, averaged over labels.
 
-Grid points that lie in their own rectangle form the region that holds every fixed point (every
-coordinate-wise maximum of F-macro); its spread is the reported error.
+The reference program's region is the grid points that lie in their own rectangle (``in_own_rectangle``,
+counted in ``region_points``). That test is unsound at large n: the rectangles shrink below the grid
+spacing, and a fixed point between grid points is in no point's rectangle (Corel5k with 263 labels: 0
+points while ``linearization`` certifies a fixed point). **The reported region is made of cells instead.**
+For the cell [i/k, (i+1)/k] x [j/k, (j+1)/k] the linear-score weights (R0^2, beta^2 P0^2) lie in a box and
+the slack is bounded over the cell (:func:`cell_slack`); a position of a label is excluded when, for one of
+the reference positions (the first maximisers at the cell's corners and centre), its gap to the reference
+exceeds that slack for every weight of the box. A coordinate-wise maximum X* in the cell has each label
+within the slack of the best linear score at its own weights (the Taylor argument below, at X0 = X*), so
+none of its positions is excluded and X* lies in the cell's rectangle; the cell is in the region when its
+rectangle meets it. So every coordinate-wise maximum, and every fixed point of V, lies in a region cell at
+any n (property-tested against brute force); the spreads are taken over the cells. Near the origin
+(small D0 = beta^2 P0 + R0) the Taylor slack is large and cells there can stay in the region although no
+maximum is near them: the bound cannot exclude them (Corel5k, 263 labels: 17 such cells below P0 = 0.05 next
+to 5 cells around the fixed point).
 
 **The slack (Taylor bound).** Moving one label from threshold tau to tau' moves X = (P, R) by
 Delta = (p' - p, r' - r) / n, |Delta_i| <= delta = 1/n. With D = beta^2 P + R,
@@ -45,10 +58,11 @@ irrelevant documents only are not recorded in ranked lists, so cuts inside them 
 **Thresholds returned.** The linear best response (over the Pareto candidates) at the grid point whose V
 has the best F -- every such V is an achievable threshold vector. No bounds are certified.
 
-``info_``: ``n_grid_points``, ``region_size`` and, over the region, min/max and spread of P0, R0, F(P0, R0),
-the radius sqrt(P0^2 + R0^2) and the angle atan2(R0, P0) (``region_dP``, ``region_dR``, ``region_dF``,
-``region_dradius``, ``region_dangle``; None when the region is empty); ``grid_best_f``, ``grid_best_P0``,
-``grid_best_R0``. :meth:`grid_table` returns the whole grid in the reference's columns.
+``info_``: ``n_grid_points``, ``region_points`` (the reference's point test), ``region_cells`` and, over the
+region's cells, min/max and spread of P0, R0, F(P0, R0), the radius sqrt(P0^2 + R0^2) and the angle
+atan2(R0, P0) (``region_dP``, ``region_dR``, ``region_dF``, ``region_dradius``, ``region_dangle``; None when
+the region is empty); ``region_contains_fixed_point`` (None when V has no fixed point); ``grid_best_f``,
+``grid_best_P0``, ``grid_best_R0``. :meth:`grid_table` returns the whole grid in the reference's columns.
 """
 
 from __future__ import annotations
@@ -61,12 +75,12 @@ import pandas as pd
 from ..data.candidates import Candidates
 from ..data.ranked_lists import RankedLists
 from ..metrics import f_beta
-from ._linearization_kernels import neighbourhood_rectangles, position_blocks
+from ._linearization_kernels import cell_rectangles, neighbourhood_rectangles, position_blocks
 from .base import ThresholdStrategy
 from .linearization import LinearizedMap
 from .registry import STRATEGIES
 
-#: columns of the reference program's grid files (``grid_table`` adds ``in_region``)
+#: columns of the reference program's grid files (``grid_table`` adds ``in_own_rectangle``, ``cell_in_region``)
 GRID_COLUMNS = ("P0", "R0", "VP", "VR", "F(V)", "Pmin", "Pmax", "Rmin", "Rmax")
 
 
@@ -106,9 +120,13 @@ class LinearizationRegionStrategy(ThresholdStrategy):
             raise ValueError(f"grid must be an integer >= 1, got {self.grid!r}")
 
     def grid_table(self) -> pd.DataFrame:
-        """One row per grid point (P0 outer, R0 inner) with the reference's columns and ``in_region``."""
+        """One row per grid point (P0 outer, R0 inner) with the reference's columns, ``in_own_rectangle``
+        (the reference's point test) and ``cell_in_region`` (the cell whose lower-left corner is the point
+        belongs to the sound region; False on the last row and column, which start no cell)."""
         self._check_fitted()
-        return pd.DataFrame({**{name: self.grid_[name] for name in GRID_COLUMNS}, "in_region": self.grid_["in_region"]})
+        return pd.DataFrame({**{name: self.grid_[name] for name in GRID_COLUMNS},
+                             "in_own_rectangle": self.grid_["in_own_rectangle"],
+                             "cell_in_region": self.grid_["cell_in_region"]})
 
     def _fitted_extras(self) -> dict[str, Any]:
         return {"grid": self.grid_table()}
@@ -139,9 +157,18 @@ class LinearizationRegionStrategy(ThresholdStrategy):
                    "Pmin": pmin, "Pmax": pmax, "Rmin": rmin, "Rmax": rmax}
         for name in GRID_COLUMNS[2:]:
             columns[name] = np.where(origin, np.nan, columns[name])
-        in_region = ~origin & (pmin <= p0) & (p0 <= pmax) & (rmin <= r0) & (r0 <= rmax)
-        self.grid_ = {**columns, "in_region": in_region, "slack": slack}
-        self._region_info(p0, r0, in_region)
+        in_own_rectangle = ~origin & (pmin <= p0) & (p0 <= pmax) & (rmin <= r0) & (r0 <= rmax)
+        cells = self._region_cells(blocks, lists.n_relevant, k)
+        cell_in_region = np.zeros((k + 1, k + 1), dtype=bool)
+        cell_in_region[:k, :k] = cells
+        self.grid_ = {**columns, "in_own_rectangle": in_own_rectangle, "cell_in_region": cell_in_region.ravel(),
+                      "slack": slack}
+        self.info_["region_points"] = int(np.count_nonzero(in_own_rectangle))
+        self._region_info(cells, k)
+        crossing = vmap.resolve(0, vmap.n_groups)
+        fixed = (float(vmap.mean_p[crossing.state]), float(vmap.mean_r[crossing.state]))
+        self.info_["region_contains_fixed_point"] = (bool(_in_cells(cells, k, *fixed)) if crossing.fixed_point
+                                                     else None)
 
         # returned thresholds: the Pareto linear best response with the best F over the grid
         pareto_f = np.where(origin, -np.inf, vmap.f(states))
@@ -154,15 +181,57 @@ class LinearizationRegionStrategy(ThresholdStrategy):
         )
         return vmap.choice(int(states[best]))
 
-    def _region_info(self, p0: np.ndarray, r0: np.ndarray, in_region: np.ndarray) -> None:
-        """Spread of the region (min, max, max - min) of P0, R0, F, radius and angle; None when empty."""
-        self.info_["region_size"] = int(np.count_nonzero(in_region))
-        values = {
-            "P": p0, "R": r0, "F": f_beta(p0, r0, self.beta), "radius": np.hypot(p0, r0), "angle": np.arctan2(r0, p0),
-        }
+    def _region_cells(self, blocks: tuple, n_relevant: np.ndarray, k: int) -> np.ndarray:
+        """The sound error region: the k x k cells [i/k, (i+1)/k] x [j/k, (j+1)/k] of (P0, R0) whose rectangle
+        (:func:`cell_rectangles`: every position not excluded anywhere in the cell) meets the cell. Every
+        coordinate-wise maximum -- hence every fixed point of V -- lies in one of them, at any n (module
+        docstring); a point test alone misses them once the rectangles are smaller than the grid spacing."""
+        b2 = self.beta**2
+        i, j = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
+        p_lo, p_hi, r_lo, r_hi = (i / k).ravel(), ((i + 1) / k).ravel(), (j / k).ravel(), ((j + 1) / k).ravel()
+        ref_p = np.stack([p_lo, p_lo, p_hi, p_hi, 0.5 * (p_lo + p_hi)], axis=1)  # corners and centre
+        ref_r = np.stack([r_lo, r_hi, r_lo, r_hi, 0.5 * (r_lo + r_hi)], axis=1)
+        slack = cell_slack(p_lo, p_hi, r_lo, r_hi, len(n_relevant), self.beta)
+        pmin, pmax, rmin, rmax = cell_rectangles(
+            *blocks, n_relevant, r_lo * r_lo, r_hi * r_hi, b2 * p_lo * p_lo, b2 * p_hi * p_hi,
+            np.ascontiguousarray(ref_r * ref_r), np.ascontiguousarray(b2 * ref_p * ref_p), slack,
+        )
+        meets = (pmin <= p_hi) & (pmax >= p_lo) & (rmin <= r_hi) & (rmax >= r_lo)
+        return meets.reshape(k, k)
+
+    def _region_info(self, cells: np.ndarray, k: int) -> None:
+        """``region_cells`` and the spread (min, max, max - min) over the region's cells of P0, R0, F, radius
+        and angle (each is monotone in P0 and R0, so its range over a cell is taken at the cell's corners);
+        None when the region is empty."""
+        self.info_["region_cells"] = int(np.count_nonzero(cells))
+        i, j = np.nonzero(cells)
+        corners_p = np.concatenate([i, i, i + 1, i + 1]) / k
+        corners_r = np.concatenate([j, j + 1, j, j + 1]) / k
+        values = {"P": corners_p, "R": corners_r, "F": f_beta(corners_p, corners_r, self.beta),
+                  "radius": np.hypot(corners_p, corners_r), "angle": np.arctan2(corners_r, corners_p)}
         for name, value in values.items():
-            inside = value[in_region]
-            low, high = (float(inside.min()), float(inside.max())) if len(inside) else (None, None)
+            low, high = (float(value.min()), float(value.max())) if len(value) else (None, None)
             self.info_[f"region_{name}_min"] = low
             self.info_[f"region_{name}_max"] = high
             self.info_[f"region_d{name}"] = None if low is None else high - low
+
+
+def cell_slack(p_lo, p_hi, r_lo, r_hi, n_labels: int, beta: float) -> np.ndarray:
+    """An upper bound of :func:`taylor_slack` over each cell [p_lo, p_hi] x [r_lo, r_hi]: the remainder's
+    numerator at the upper corner, its denominator and D0 at their worst corners (+inf where the bound at the
+    lower corner is infinite)."""
+    b2 = beta * beta
+    delta = 1.0 / n_labels
+    margin = b2 * p_lo + r_lo - (1.0 + b2) * delta
+    d_hi = b2 * p_hi + r_hi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps = (1.0 + b2) * b2 * delta * delta * (p_hi + r_hi + 2.0 * delta) ** 2 / margin**3
+        slack = 2.0 * n_labels * eps * d_hi * d_hi / (1.0 + b2)
+    return np.where(margin > 0, slack, np.inf)
+
+
+def _in_cells(cells: np.ndarray, k: int, p: float, r: float) -> bool:
+    """Whether (p, r) lies in a region cell (closed cells: a point on a cell edge belongs to both sides)."""
+    i_candidates = {min(max(int(np.floor(p * k)), 0), k - 1), min(max(int(np.ceil(p * k)) - 1, 0), k - 1)}
+    j_candidates = {min(max(int(np.floor(r * k)), 0), k - 1), min(max(int(np.ceil(r * k)) - 1, 0), k - 1)}
+    return any(cells[i, j] for i in i_candidates for j in j_candidates)
