@@ -103,8 +103,11 @@ def test_base_options_list_every_parameter_with_its_default(group, path):
 def test_every_registered_class_has_a_base_option():
     """The option named like the registry key exists for every registered class, plugins' included."""
     listed = {(group, path.stem) for group, path in _base_options()}
+    ours = {"xmlthresh", "xmlthresh_peers", "counterexample"}  # not the fake plugins other tests register
     for group, registry in REGISTRIES.items():
         for name in registry.names():
+            if registry.get(name).__module__.split(".")[0] not in ours:
+                continue
             assert (group, name) in listed, f"no {group}/{name}.yaml for the registered {group} {name!r}"
 
 

@@ -50,6 +50,7 @@ def test_broken_plugin_is_listed_as_unavailable_not_fatal(tmp_path, monkeypatch)
     assert not status["xmlthresh_broken_example"].loaded
     assert "ModuleNotFoundError" in status["xmlthresh_broken_example"].error
     assert "UNAVAILABLE" in plugins.describe()
+    assert "UNAVAILABLE" in plugins.describe(check=True)
 
 
 def test_list_command_shows_registries_and_plugins():
@@ -59,3 +60,37 @@ def test_list_command_shows_registries_and_plugins():
     folders = proc.stdout.split("option folders", 1)[1].splitlines()[1:]
     assert folders[0].strip().endswith("xmlthresh/conf")  # the package's own options come first
     assert any(line.strip().endswith("counterexample/conf") for line in folders)
+
+
+def test_list_is_read_from_the_option_folders_and_imports_nothing_heavy():
+    """``xmlthresh list`` names what users type (espgame, corel5k, transfer/domain_floor) with one line each,
+    and imports neither numba, scikit-learn, mlflow, pandas nor any plugin; ``--check`` imports them."""
+    script = ("import sys\nsys.argv = ['xmlthresh', 'list']\nfrom xmlthresh.cli import main\nmain()\n"
+              "heavy = [m for m in ('numba', 'sklearn', 'mlflow', 'pandas', 'matplotlib', 'xmlthresh_peers',"
+              " 'xmlthresh.strategies') if m in sys.modules]\nprint('HEAVY', heavy)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "HEAVY []" in proc.stdout
+    for name in ("espgame", "corel5k", "wikilshtc", "transfer/domain_floor", "br_logreg", "crossfit", "nnkcde"):
+        assert f"  {name} " in proc.stdout
+    assert "ESP Game test set" in proc.stdout  # the option's description
+    checked = subprocess.run([sys.executable, "-m", "xmlthresh", "list", "--check"], capture_output=True, text=True,
+                             timeout=120)
+    assert checked.returncode == 0, checked.stderr
+    assert "registered classes" in checked.stdout and "strategy domain" in checked.stdout
+
+
+def test_help_names_the_project_every_group_and_examples_without_importing_hydra():
+    script = ("import sys\nsys.argv = ['xmlthresh', '--help']\nfrom xmlthresh.cli import main\nmain()\n"
+              "heavy = [m for m in ('hydra', 'numba', 'sklearn', 'mlflow', 'pandas', 'scipy') if m in sys.modules]\n"
+              "print('HEAVY', heavy)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("xmlthresh: find, certify and benchmark") and "HEAVY []" in proc.stdout
+    from xmlthresh.options import GROUPS, options
+
+    for group in GROUPS:
+        assert f"\n{group}:\n" in proc.stdout
+        assert all(f"  {option.name} " in proc.stdout or f"  {option.name}\n" in proc.stdout
+                   for option in options(group))
+    assert proc.stdout.count("\n  xmlthresh") == 3  # three example commands

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .data.scores import ScoredSplit
-from .plugins import load_plugins
+from . import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
 from .result import ThresholdResult
 from .strategies import STRATEGIES, BaseStrategy
 from .validation import InputError, check_labels, check_scores
@@ -76,9 +76,8 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
 
 
 def make_strategy(name: str, beta: float, params: dict[str, Any]) -> BaseStrategy:
-    """An unfitted strategy by registry name (plugins loaded), with its parameters checked."""
-    load_plugins()
-    return STRATEGIES.build(name, {"beta": beta, **params})
+    """An unfitted strategy by registry name (a plugin's name loads the plugins), with its parameters checked."""
+    return STRATEGIES.build(name, {"beta": beta, **params})  # a plugin's name loads the plugins
 
 
 def _label_names(label_names: Sequence[Any] | None, n_labels: int) -> np.ndarray:

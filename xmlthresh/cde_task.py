@@ -22,8 +22,10 @@ log = logging.getLogger(__name__)
 
 
 def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict[str, Any],
-                 parallelism: dict[str, Any]) -> dict[str, Any]:
-    """Fit and evaluate one estimator on one data set; a 2-D target also gets its density plot."""
+                 parallelism: dict[str, Any], draw: bool = True) -> tuple[dict[str, Any], Any]:
+    """Fit and evaluate one estimator on one data set. Returns the result and, for a 2-D target when
+    ``draw``, its density plot to draw (a callable writing it into ``run_dir``; the job draws it after
+    result.json)."""
     estimator_cfg = dict(cfg["estimator"])
     dataset_cfg = dict(cfg["cde_dataset"])
     estimator_name = estimator_cfg.pop("name")
@@ -38,13 +40,14 @@ def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict
         estimator_name, dataset_name, seed, estimator_params=estimator_cfg, dataset_params=dataset_cfg,
         n_samples=int(cde_cfg.get("n_samples", 256)), return_fitted=True,
     )
-    if cfg.get("plots", True) and data.n_targets == 2:
-        from .cde.plot import plot_densities
+    pictures = None
+    if draw and data.n_targets == 2:
+        def pictures() -> list[Path]:
+            from .cde.plot import plot_densities
 
-        xs = data.X_test[: int(cde_cfg.get("n_plot_points", 3))]
-        path = plot_densities(estimator, data, xs, run_dir / "densities.png")
-        tracker.log_artifact(path)
-    return {**base, **result}
+            xs = data.X_test[: int(cde_cfg.get("n_plot_points", 3))]
+            return [plot_densities(estimator, data, xs, run_dir / "densities.png")]
+    return {**base, **result}, pictures
 
 
 def cde_summary(result: Mapping[str, Any]) -> str:

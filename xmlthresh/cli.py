@@ -1,87 +1,65 @@
-"""Hydra entry point: ``python -m xmlthresh strategy=domain dataset=espgame beta=2``.
+"""Console entry point: ``xmlthresh strategy=domain dataset=espgame beta=2`` (= ``python -m xmlthresh ...``).
 
-The primary config and every built-in option group ship inside the package (``xmlthresh/conf/``), so an
-installed package runs from any directory; the user's ``conf/`` and the plugins' option folders are joined
-through ``hydra.searchpath`` (:func:`xmlthresh.paths.config_search_dirs`). Errors the user can fix
-(bad data, unknown names, bad parameters, missing files) are shown as one readable line, exit code 1.
+Light on purpose: ``xmlthresh list`` and ``xmlthresh --help`` are answered from the option folders without
+importing Hydra, a numerical library or a plugin; everything else goes to the Hydra application
+(:mod:`xmlthresh.hydra_app`), which imports the job's modules only after Hydra has parsed the command line.
+``--hydra-help`` still shows Hydra's own flags.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
-from pathlib import Path
-
-import hydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, OmegaConf
-
-from .data.download import DataUnavailableError
-from .paths import config_search_dirs, runs_dir
-from .registry import UnavailableError, UnknownNameError
-
-log = logging.getLogger("xmlthresh")
-
-#: errors caused by the input or the configuration (malformed files, inconsistent data, bad parameters are
-#: ValueErrors; unknown names, missing data, a plugin whose dependency is not installed): reported as one
-#: line, without a traceback
-USER_ERRORS = (ValueError, DataUnavailableError, UnknownNameError, UnavailableError)
 
 
 def register_resolvers() -> None:
-    """Resolvers used by the primary config (idempotent; also needed in sweep worker processes)."""
-    OmegaConf.register_new_resolver("xmlthresh_runs_dir", lambda: str(runs_dir()), replace=True)
-    OmegaConf.register_new_resolver(
-        "xmlthresh_searchpath", lambda: [d.as_uri() for d in config_search_dirs()], replace=True
-    )
+    """The resolvers the primary config uses (idempotent; see :func:`xmlthresh.hydra_app.register_resolvers`)."""
+    from .hydra_app import register_resolvers as register
 
-
-register_resolvers()
-
-
-@hydra.main(version_base="1.3", config_path="conf", config_name="config")
-def _hydra_main(cfg: DictConfig) -> float | None:
-    from .job import run_job, summary  # heavy imports after Hydra parsed the command line
-    from .sweep import job_context
-
-    register_resolvers()
-    run_dir = Path(HydraConfig.get().runtime.output_dir)
-    container = OmegaConf.to_container(cfg, resolve=True)
-    context = job_context()
-    try:
-        result = run_job(container, run_dir, resolved_yaml=OmegaConf.to_yaml(cfg, resolve=True), context=context)
-    except Exception as exc:
-        if context.get("multirun"):
-            # one failing job must not stop the sweep: its MLflow run is FAILED, the parent counts it
-            if isinstance(exc, USER_ERRORS):
-                log.error("job %s failed: %s", context.get("job_num"), exc)
-            else:
-                log.exception("job %s failed", context.get("job_num"))
-            print(f"xmlthresh: job {context.get('job_num')} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            return None
-        if isinstance(exc, USER_ERRORS):
-            print(f"xmlthresh: error: {exc}", file=sys.stderr)
-            sys.exit(1)
-        raise
-    print(summary(result))
-    headline = result.get("rel_loss_approx") if result.get("task") == "cde" else result.get("f_macro")
-    return None if result.get("skipped") or headline is None else float(headline)
+    register()
 
 
 def main() -> None:
     """Console entry point (``xmlthresh ...`` and ``python -m xmlthresh ...``).
 
-    ``python -m xmlthresh list`` lists the registered strategies, datasets, ... and the plugins.
+    ``xmlthresh list`` lists every option of every group and the plugins (read from the option folders:
+    nothing heavy is imported); ``xmlthresh list --check`` also imports the plugins and every registered class.
     """
-    from .plugins import describe, load_plugins
-
-    if sys.argv[1:2] == ["list"]:
-        print(describe())
+    if sys.argv[1:] in (["--help"], ["-h"]):
+        print(help_text())
         return
-    load_plugins()
-    _hydra_main()
-    from . import sweep
+    if sys.argv[1:2] == ["list"]:
+        from .plugins import describe
 
+        print(describe(check="--check" in sys.argv[2:]))
+        return
+    from . import hydra_app, sweep
+
+    hydra_app.hydra_main()
     if sweep.last_sweep_failures:
         print(f"xmlthresh: {sweep.last_sweep_failures} job(s) of the sweep failed (see MLflow)", file=sys.stderr)
         sys.exit(1)
+
+
+EXAMPLES = (
+    ("xmlthresh", "the default job: domain on embedded synthetic data (certified F-macro)"),
+    ("xmlthresh strategy=domain dataset=espgame beta=2", "exact thresholds on the ESP Game lists, F_2"),
+    ("xmlthresh -m strategy=domain,independent,pu dataset=corel5k protocol=holdout report.enabled=true",
+     "a sweep with its comparison report"),
+)
+
+
+def help_text() -> str:
+    """``xmlthresh --help``: what the program does, every option group with its options (one line each, from
+    the option folders), the top-level settings and three example commands."""
+    from .options import GROUPS, option_lines
+
+    lines = ["xmlthresh: find, certify and benchmark decision thresholds for (extreme) multi-label classification.",
+             "", "Usage: xmlthresh [group=option ...] [key=value ...]   (-m: a sweep over comma-separated values)", ""]
+    for group in GROUPS:
+        lines += option_lines(group)
+    lines += ["", "settings: seed, beta, task (thresholds | cde), plots, ceiling, warm_up, force, report.*, tracking.*",
+              "(xmlthresh --cfg job shows them all with their values)", "", "Examples:"]
+    for command, what in EXAMPLES:
+        lines += [f"  {command}", f"      {what}"]
+    lines += ["", "xmlthresh list: the options and the plugins; xmlthresh --hydra-help: Hydra's own flags."]
+    return "\n".join(lines)

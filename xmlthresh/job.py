@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from . import __version__
 from .files import write_json_atomic
-from .plugins import load_plugins
+from . import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
 from .registry import ConfigError
 from .sweep import mark_resumed, parent_run_id
 from .tracking import CONFIG_HASH_TAG, config_hash, finished_run_with_hash, git_commit, numeric_metrics, tracked_run
@@ -36,7 +36,6 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
     MLflow run is a child of the sweep's parent run, and a job whose configuration already FINISHED in an
     earlier sweep is not run again (unless ``force``): its earlier result is copied instead.
     """
-    load_plugins()  # again here: sweep workers do not run the CLI's main()
     context = dict(context or {})
     task = str(cfg.get("task", "thresholds"))
     if task not in TASKS:
@@ -64,20 +63,34 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
             tracker.log_text(resolved_yaml, "config.yaml")
         base = {"task": task, "version": __version__, "git_commit": git_commit(), "mlflow_run_id": tracker.run_id,
                 "run_dir": str(run_dir)}
+        draw = draws_pictures(cfg.get("plots", "auto"), context)
         if task == "cde":
             from .cde_task import run_cde_task  # the CDE package only for CDE runs
 
-            result = run_cde_task(cfg, run_dir, tracker, base, _parallelism(context))
+            result, pictures = run_cde_task(cfg, run_dir, tracker, base, _parallelism(context), draw=draw)
         else:
             from .threshold_task import run_threshold_task
 
-            result = run_threshold_task(cfg, run_dir, tracker, base, _parallelism(context))
+            result, pictures = run_threshold_task(cfg, run_dir, tracker, base, _parallelism(context), draw=draw)
         result_path = run_dir / "result.json"
         write_json_atomic(result_path, result)
         if not result.get("skipped"):
             tracker.log_metrics(numeric_metrics(result, exclude=_NOT_METRICS))
         tracker.log_artifact(result_path)
+        if pictures is not None:  # off the critical path: the result is written and logged already
+            for path in pictures():
+                tracker.log_artifact(path)
     return result
+
+
+def draws_pictures(plots: Any, context: Mapping[str, Any]) -> bool:
+    """``plots``: ``true`` / ``false``, or ``auto`` (the default): pictures for a single run, none for the jobs
+    of a sweep (its report draws the comparison)."""
+    if plots == "auto":
+        return not context.get("multirun")
+    if isinstance(plots, bool):
+        return plots
+    raise ConfigError(f"plots must be true, false or auto, got {plots!r}")
 
 
 def _run_name(cfg: Mapping[str, Any], task: str) -> str:

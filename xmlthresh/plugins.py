@@ -1,7 +1,9 @@
 """Plugin discovery: strategies, datasets, rankers or estimators from outside the package.
 
-Two sources, both loaded by :func:`load_plugins` (idempotent; the CLI calls it in ``main()`` and every job
-calls it again, so parallel sweep workers see the same plugins):
+Two sources, both loaded by :func:`load_plugins` (idempotent). Importing this module installs it as the
+registries' loader of last resort (:func:`xmlthresh.registry.on_unknown_name`): a run imports the plugins
+only when it asks for a name that is not built in, or lists every name -- ``strategy=domain`` never pays for
+importing the peers. The job, the API and the CLI import this module, so sweep workers see the same plugins:
 
 * a folder ``plugins/<name>/`` of the project holding an importable package (``__init__.py``) that registers
   its classes, plus its option YAMLs under ``plugins/<name>/conf/<group>/<option>.yaml`` (joined to Hydra's
@@ -25,7 +27,8 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from .paths import ENTRY_POINT_GROUP, config_search_dirs, installed_plugin_conf_dirs, plugin_folders
+from .paths import ENTRY_POINT_GROUP, plugin_folders
+from .registry import on_unknown_name
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,10 @@ def load_plugins() -> dict[str, PluginStatus]:
     return dict(_STATUS)
 
 
+#: the registries load the plugins when a name is not built in (importing this module is enough)
+on_unknown_name(lambda: load_plugins())
+
+
 def _import(name: str, module: str, source: str) -> None:
     if name in _STATUS and _STATUS[name].loaded:
         return
@@ -66,36 +73,60 @@ def _import(name: str, module: str, source: str) -> None:
         _STATUS[name] = PluginStatus(name, source, True)
 
 
-def describe() -> str:
-    """Human-readable listing of every registry and every plugin (for ``python -m xmlthresh list``)."""
-    from .datasets import DATASETS
-    from .strategies import STRATEGIES
+def plugin_sources() -> list[tuple[str, str]]:
+    """(name, source) of every folder plugin and entry-point plugin, found without importing them."""
+    found = [(package.name, f"folder {package}") for folder in plugin_folders()
+             for package in sorted(p for p in folder.iterdir() if (p / "__init__.py").is_file())]
+    found += [(entry.name, f"entry point of {getattr(entry.dist, 'name', '?')}")
+              for entry in entry_points(group=ENTRY_POINT_GROUP)]
+    return found
 
-    statuses = load_plugins()
-    registries = [("strategy", STRATEGIES), ("dataset", DATASETS)]
-    for module, attribute, kind in (("xmlthresh.rankers", "RANKERS", "ranker"),
+
+def describe(check: bool = False) -> str:
+    """Human-readable listing for ``xmlthresh list``: every option of every group with its one-line
+    description, the plugins and the option folders -- read from the option folders, importing neither the
+    plugins nor a numerical library. ``check=True`` (``xmlthresh list --check``) also imports every plugin and
+    every registered class and lists the classes, with the reason of any that is unavailable here."""
+    from .options import GROUPS, option_folders, option_lines
+
+    lines = []
+    if check:
+        lines += _registered_classes()
+    for group in GROUPS:
+        lines += option_lines(group)
+    lines.append("plugins:")
+    sources = plugin_sources()
+    if not sources:
+        lines.append("  (none)")
+    for name, source in sources:
+        status = _STATUS.get(name)
+        state = ("loaded" if status.loaded else f"UNAVAILABLE: {status.error}") if status else \
+            "not imported (xmlthresh list --check imports it)"
+        lines.append(f"  {name:<22} {source}: {state}")
+    lines.append("option folders (first wins on a name clash):")
+    lines += [f"  {folder}" for folder in option_folders()]
+    return "\n".join(lines)
+
+
+def _registered_classes() -> list[str]:
+    """Every registered class of every registry (plugins imported), with the reason of an unavailable one."""
+    load_plugins()
+    lines = ["registered classes (xmlthresh list --check):"]
+    for module, attribute, kind in (("xmlthresh.strategies", "STRATEGIES", "strategy"),
+                                    ("xmlthresh.datasets", "DATASETS", "dataset"),
+                                    ("xmlthresh.rankers", "RANKERS", "ranker"),
                                     ("xmlthresh.cde", "ESTIMATORS", "estimator"),
                                     ("xmlthresh.cde", "CDE_DATASETS", "cde_dataset")):
         try:
-            registries.append((kind, getattr(importlib.import_module(module), attribute)))
-        except Exception as exc:
-            statuses[f"{module}"] = PluginStatus(module, "built-in", False, f"{type(exc).__name__}: {exc}")
-    lines = []
-    for kind, registry in registries:
-        lines.append(f"{kind}:")
-        for name in registry.names():
+            registry = getattr(importlib.import_module(module), attribute)
+            names = registry.names()
+        except Exception as exc:  # a built-in package that cannot be imported here is reported, not fatal
+            lines.append(f"  {kind}: UNAVAILABLE: {type(exc).__name__}: {exc}")
+            continue
+        for name in names:
             obj = registry.get(name)
             unavailable = getattr(obj, "unavailable_reason", None)
             reason = unavailable() if callable(unavailable) else None
-            origin = getattr(obj, "__module__", "")
             state = f"  [unavailable: {reason}]" if reason else ""
-            lines.append(f"  {name:<22} {origin}{state}")
-    lines.append("plugins:")
-    if not statuses:
-        lines.append("  (none)")
-    for status in statuses.values():
-        state = "loaded" if status.loaded else f"UNAVAILABLE: {status.error}"
-        lines.append(f"  {status.name:<22} {status.source}: {state}")
-    lines.append("option folders (first wins on a name clash):")
-    lines += [f"  {folder}" for folder in [Path(__file__).resolve().parent / "conf", *config_search_dirs()]]
-    return "\n".join(lines)
+            lines.append(f"  {kind} {name:<22} {getattr(obj, '__module__', '')}{state}")
+    return lines

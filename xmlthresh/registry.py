@@ -43,6 +43,26 @@ class UnavailableError(ImportError):
     """A registered plugin whose optional dependency is missing here; the message says what to install."""
 
 
+#: called (once each) when a name is not registered after the package's own modules were discovered, and
+#: before a complete listing: :mod:`xmlthresh.plugins` installs its loader here, so that a run imports the
+#: plugins only when it asks for a name that is not built in
+_PLUGIN_LOADERS: list[Callable[[], object]] = []
+_LOADED_HOOKS: set[int] = set()
+
+
+def on_unknown_name(loader: Callable[[], object]) -> None:
+    """Install ``loader`` (idempotent): it runs the first time any registry misses a name or lists all."""
+    if loader not in _PLUGIN_LOADERS:
+        _PLUGIN_LOADERS.append(loader)
+
+
+def _run_plugin_loaders() -> None:
+    for loader in list(_PLUGIN_LOADERS):
+        if id(loader) not in _LOADED_HOOKS:
+            _LOADED_HOOKS.add(id(loader))
+            loader()
+
+
 class Registry(Generic[T]):
     """A named collection of plugins of one kind (``kind`` is used in error messages), discovered from the
     modules of ``package`` (see module docstring)."""
@@ -73,6 +93,8 @@ class Registry(Generic[T]):
             self._import_module_named(name)
         if name not in self._entries:
             self.discover()
+        if name not in self._entries:
+            _run_plugin_loaders()
         try:
             return self._entries[name]
         except KeyError:
@@ -117,7 +139,9 @@ class Registry(Generic[T]):
                 importlib.import_module(f"{self.package}.{module.name}")
 
     def names(self) -> list[str]:
+        """Every registered name: the package's modules discovered and the plugins loaded."""
         self.discover()
+        _run_plugin_loaders()
         return sorted(self._entries)
 
     def __contains__(self, name: object) -> bool:
@@ -125,6 +149,8 @@ class Registry(Generic[T]):
             self._import_module_named(name)
             if name not in self._entries:
                 self.discover()
+            if name not in self._entries:
+                _run_plugin_loaders()
         return name in self._entries
 
     def __iter__(self) -> Iterator[str]:

@@ -104,10 +104,9 @@ class ThresholdResult:
 
     def _rule_estimator(self) -> Any:
         if self._estimator is None:  # loaded from a file: rebuild the strategy from its parameters and rule
-            from .plugins import load_plugins
+            from . import plugins  # noqa: F401  (a plugin's strategy name loads the plugins)
             from .strategies import STRATEGIES
 
-            load_plugins()
             estimator = STRATEGIES.get(self.strategy)(**self.params)
             estimator.restore_rule(self.rule, self.n_labels)
             object.__setattr__(self, "_estimator", estimator)

@@ -1,5 +1,6 @@
 """``task=thresholds``: load a data set, rank it when it has features, fit a strategy under a protocol, and
-write what the fitted rule has (``thresholds.csv``, ``grid.csv``, plots) into the run directory.
+write what the fitted rule has (``thresholds.csv``, ``grid.csv``; the pictures are drawn by the job after
+``result.json``) into the run directory.
 
 Called by :func:`xmlthresh.job.run_job` inside its tracked run; every object is built from its config group
 by the registries' one checked builder (:meth:`xmlthresh.registry.Registry.build`).
@@ -10,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -29,10 +30,16 @@ from .tracking import flatten
 
 log = logging.getLogger(__name__)
 
+#: draws a run's pictures into its run directory and returns their paths
+Pictures = Callable[[], list[Path]]
+
 
 def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict[str, Any],
-                       parallelism: dict[str, Any]) -> dict[str, Any]:
-    """Thresholds: load a data set, rank it when it has features, fit a strategy under a protocol."""
+                       parallelism: dict[str, Any], draw: bool = True) -> tuple[dict[str, Any], Pictures | None]:
+    """Thresholds: load a data set, rank it when it has features, fit a strategy under a protocol.
+
+    Returns the result and, when ``draw`` and the rule was fitted on ranked lists, the pictures to draw
+    (a callable writing them into ``run_dir``): the job draws them after result.json is written."""
     strategy_cfg = dict(cfg["strategy"])
     dataset_cfg = dict(cfg["dataset"])
     ranker_cfg = dict(cfg.get("ranker") or {})
@@ -74,7 +81,7 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
     if skipped:
         log.warning("skipped: %s", reason)
         tracker.set_tags({"skipped": reason})
-        return {**base, "skipped": True, "skip_reason": reason}
+        return {**base, "skipped": True, "skip_reason": reason}, None
 
     warmup_seconds = 0.0
     if cfg.get("warm_up", True):
@@ -87,24 +94,27 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
     if cfg.get("ceiling", False) and isinstance(data, ScoreData) and protocol != "oracle":
         evaluation["ceiling_f_macro"] = ceiling_f_macro(data.splits["test"], beta)
     fitted = strategy.fitted()
-    for path in write_fitted(fitted, _label_ids(data), run_dir, plots=bool(cfg.get("plots", True))):
+    for path in write_fitted(fitted, _label_ids(data), run_dir):
         tracker.log_artifact(path)
-    return {**base, **evaluation, "warmup_seconds": warmup_seconds}
+    pictures = (lambda: _draw(fitted, run_dir)) if draw and fitted.fit_lists is not None else None
+    return {**base, **evaluation, "warmup_seconds": warmup_seconds}, pictures
 
 
-def write_fitted(fitted: FittedRule, label_ids: np.ndarray, run_dir: Path, plots: bool = True) -> list[Path]:
-    """What the fitted rule has, written into ``run_dir``: ``thresholds.csv``, ``grid.csv`` (a grid) and the
-    pictures of a rule fitted on ranked lists (drawn from ``fitted``, nothing is refitted); returns the paths."""
+def write_fitted(fitted: FittedRule, label_ids: np.ndarray, run_dir: Path) -> list[Path]:
+    """What the fitted rule has, written into ``run_dir``: ``thresholds.csv`` and ``grid.csv`` (a grid)."""
     paths = [run_dir / "thresholds.csv"]
     write_text_atomic(paths[0], thresholds_table(fitted, label_ids).to_csv(index=False))
     if fitted.grid is not None:
         paths.append(run_dir / "grid.csv")
         write_text_atomic(paths[-1], fitted.grid.to_csv(index=False))
-    if plots and fitted.fit_lists is not None:
-        from .plots import save_run_plots  # matplotlib only for runs that draw
-
-        paths += save_run_plots(fitted, run_dir)
     return paths
+
+
+def _draw(fitted: FittedRule, run_dir: Path) -> list[Path]:
+    """The pictures of a rule fitted on ranked lists, drawn from ``fitted`` (nothing is refitted)."""
+    from .plots import save_run_plots  # matplotlib only for runs that draw
+
+    return save_run_plots(fitted, run_dir)
 
 
 def thresholds_table(fitted: FittedRule, label_ids: np.ndarray) -> pd.DataFrame:

@@ -153,8 +153,12 @@ ok "./conf + ./plugins of the project" "folder plugin counterexample via conf/da
 
 begin
 step list "$XMLTHRESH" list
-for word in "domain" "xcolumns_fw" "xcolumns_bca" "sklearn_tuned" "option folders"; do grep_log "$word"; done
-grep -Eq "peers +entry point of xmlthresh-peers: loaded" "$LOG" || fail "xmlthresh list: the peers plugin is not loaded"
+for word in "domain" "xcolumns_fw" "xcolumns_bca" "sklearn_tuned" "espgame" "option folders"; do grep_log "$word"; done
+grep -Eq "peers +entry point of xmlthresh-peers" "$LOG" || fail "xmlthresh list: the peers plugin is not listed"
+step list_check "$XMLTHRESH" list --check
+grep -Eq "peers +entry point of xmlthresh-peers: loaded" "$LOG" || fail "xmlthresh list --check: the peers plugin is not loaded"
+grep -Eq "strategy xcolumns_fw +xmlthresh_peers.xcolumns_fw" "$LOG" || fail "xmlthresh list --check: xcolumns_fw not registered"
+step list "$XMLTHRESH" list
 grep -q "$SITE/xmlthresh_peers/conf" "$LOG" || fail "xmlthresh list: the plugin's option folder is not $SITE/xmlthresh_peers/conf"
 cp "$LOG" "$LOGS/list.script"
 step list_module "$VENV/bin/python" -m xmlthresh list
