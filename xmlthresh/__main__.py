@@ -1,6 +1,6 @@
-"""``python -m xmlthresh``: the Hydra CLI."""
+"""``python -m xmlthresh``: the command line (:func:`xmlthresh.cli.console`)."""
 
-from .cli import main
+from .cli import console
 
 if __name__ == "__main__":
-    main()
+    console()

@@ -8,6 +8,9 @@ importing Hydra, a numerical library or a plugin; everything else goes to the Hy
 
 from __future__ import annotations
 
+import atexit
+import logging
+import os
 import sys
 
 
@@ -38,6 +41,27 @@ def main() -> None:
     if sweep.last_sweep_failures:
         print(f"xmlthresh: {sweep.last_sweep_failures} job(s) of the sweep failed (see MLflow)", file=sys.stderr)
         sys.exit(1)
+
+
+def console() -> None:
+    """The ``xmlthresh`` console script and ``python -m xmlthresh``: :func:`main`, then a fast exit.
+
+    The interpreter's own finalization of the modules a run loaded (numba's compiled kernels above all) costs
+    about 1 s of CPU after the work is done (measured: 9.5 -> 8.2 s for a tracked espgame run; 2.7 -> 1.8 s for
+    a domain warm-up alone). So after flushing the logs and the output and running the exit handlers as
+    usual, the process ends with ``os._exit``. Called as a library function, :func:`main` exits normally."""
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+    logging.shutdown()
+    atexit._run_exitfuncs()  # what the interpreter would run first; the rest of its finalization is skipped
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 EXAMPLES = (

@@ -1,0 +1,27 @@
+"""The console entry point ends the process fast (os._exit after the usual exit handlers) without losing
+output or the exit status."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "xmlthresh", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_fast_exit_keeps_the_output_and_the_exit_status(tmp_path):
+    done = _run("tracking.enabled=false", "plots=false", f"hydra.run.dir={tmp_path}/ok")
+    assert done.returncode == 0, done.stderr
+    assert "F-macro 0.3746035" in done.stdout and (tmp_path / "ok" / "result.json").is_file()
+    assert "fitting domain on synthetic" in (tmp_path / "ok" / "xmlthresh.log").read_text()  # the log file is flushed
+    failed = _run("beta=abc", "tracking.enabled=false", f"hydra.run.dir={tmp_path}/bad")
+    assert failed.returncode == 1 and "xmlthresh: error: beta must be a positive finite number" in failed.stderr
+
+
+def test_main_called_as_a_function_returns():
+    script = ("import sys\nsys.argv = ['xmlthresh', 'list']\nfrom xmlthresh.cli import main\nmain()\n"
+              "print('still here')\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.rstrip().endswith("still here")
