@@ -208,9 +208,11 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def replace_between_markers(path: Path, body: str) -> bool:
+def replace_between_markers(path: Path, body: str, start_marker: str = README_START,
+                            end_marker: str = README_END) -> bool:
     """Replace the text between the benchmark markers of ``path`` by ``body``; False (and a message) when the
     file or its markers are missing. The markers themselves stay; nothing else in the file changes."""
+    README_START, README_END = start_marker, end_marker  # noqa: N806 (the names of the messages below)
     if not path.is_file():
         print(f"{path} does not exist: benchmark section not updated", file=sys.stderr)
         return False

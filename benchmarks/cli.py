@@ -1,0 +1,121 @@
+"""What a user waits for: whole commands of the command line, CPU and wall, warm and cold, next to the floor.
+
+    python benchmarks/cli.py                 # every command, median of 5, README table between the markers
+    python benchmarks/cli.py --repeat 3 --no-wikilshtc --no-readme
+
+Each command runs as a fresh process (``python -m xmlthresh ...``) in a temporary project home (its own
+``runs/`` and MLflow store, created by one untimed run first), so the numbers are those of a user's second
+and later runs. CPU is user + system time of the process and its children (``RUSAGE_CHILDREN`` deltas);
+wall is the elapsed time. "cold" runs with an empty numba cache (``NUMBA_CACHE_DIR`` pointing at a new
+directory), i.e. the first run on a fresh machine. The floor is ``python -c "import numpy, numba"`` measured
+in the same run, and every ratio is taken on CPU against it. The sweep rows are 12-job sweeps (6 ranked-list
+strategies x espgame, example) with the basic and the joblib launcher, reported per job.
+
+Writes ``benchmarks/cli.md`` and, unless ``--no-readme``, the table into README.md between
+``<!-- cli-benchmark:start -->`` and ``<!-- cli-benchmark:end -->``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import PROJECT_ROOT, ensure_data_env, machine_description, markdown_table, replace_between_markers
+
+START, END = "<!-- cli-benchmark:start -->", "<!-- cli-benchmark:end -->"
+SWEEP_STRATEGIES = "domain,domain_fast,independent,coordinate,linearization,linearization_region"
+
+#: (label, arguments of python -m xmlthresh, or None for the floor); the issue's targets in the last column
+COMMANDS = [
+    ("floor: python -c 'import numpy, numba'", None, ""),
+    ("xmlthresh (embedded default)", [], ""),
+    ("strategy=domain dataset=espgame", ["strategy=domain", "dataset=espgame"], "<= 3 s"),
+    ("... tracking.enabled=false plots=false", ["strategy=domain", "dataset=espgame", "tracking.enabled=false",
+                                                "plots=false"], "<= 2x floor"),
+    ("strategy=domain dataset=wikilshtc", ["strategy=domain", "dataset=wikilshtc"], "<= 4 s"),
+    ("xmlthresh list", ["list"], "<= 1.5x floor"),
+    ("xmlthresh --help", ["--help"], "<= 1.5x floor"),
+]
+
+
+def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(CPU seconds of the child process, wall seconds) of one run; fails loudly when the command fails."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+
+def median_run(argv: list[str], env: dict[str, str], repeat: int) -> tuple[float, float]:
+    runs = [measure(argv, env) for _ in range(repeat)]
+    return statistics.median(c for c, _ in runs), statistics.median(w for _, w in runs)
+
+
+def command(args: list[str] | None) -> list[str]:
+    return [sys.executable, "-c", "import numpy, numba"] if args is None else [sys.executable, "-m", "xmlthresh", *args]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5, help="runs per command (the median is reported)")
+    parser.add_argument("--cold-repeat", type=int, default=3, help="runs with an empty numba cache")
+    parser.add_argument("--no-wikilshtc", action="store_true", help="skip the WikiLSHTC command")
+    parser.add_argument("--no-sweeps", action="store_true", help="skip the 12-job sweeps")
+    parser.add_argument("--no-readme", action="store_true", help="do not update README.md")
+    args = parser.parse_args(argv)
+    ensure_data_env()
+    home = Path(tempfile.mkdtemp(prefix="xmlthresh-cli-bench-"))
+    env = {**os.environ, "XMLTHRESH_HOME": str(home), "PYTHONPATH": str(PROJECT_ROOT)}
+    measure(command(["dataset=espgame"]), env)  # creates the store, fills the caches: later runs are warm
+    rows, cpu = [], {}
+    for label, cmd, target in COMMANDS:
+        if args.no_wikilshtc and cmd and "dataset=wikilshtc" in cmd:
+            continue
+        measure(command(cmd), env)  # warm this command's caches
+        cpu[label], wall = median_run(command(cmd), env, args.repeat)
+        rows.append([label, "warm", f"{cpu[label]:.2f}", f"{wall:.2f}", target])
+        print(f"{label}: warm CPU {cpu[label]:.2f} s, wall {wall:.2f} s", file=sys.stderr)
+    cold = []
+    for _ in range(args.cold_repeat):
+        cold_env = {**env, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="numba-cold-")}
+        cold.append(measure(command([]), cold_env))
+    cold_cpu, cold_wall = statistics.median(c for c, _ in cold), statistics.median(w for _, w in cold)
+    rows.append(["xmlthresh (embedded default)", "cold (empty numba cache)", f"{cold_cpu:.2f}", f"{cold_wall:.2f}",
+                 "<= 2x warm"])
+    if not args.no_sweeps:
+        for launcher in ("basic", "joblib"):
+            sweep = ["-m", f"strategy={SWEEP_STRATEGIES}", "dataset=espgame,example", "force=true"]
+            if launcher == "joblib":
+                sweep.append("hydra/launcher=joblib")
+            measure(command(sweep), env)  # warm
+            total_cpu, total_wall = measure(command(sweep), env)
+            rows.append([f"12-job sweep, {launcher} launcher", "warm, per job", f"{total_cpu / 12:.2f}",
+                         f"{total_wall / 12:.2f}", "<= 1 s per job"])
+    floor = cpu[COMMANDS[0][0]]
+    for row in rows:
+        row.insert(4, f"{float(row[2]) / floor:.1f}x")
+    machine = machine_description()
+    table = markdown_table(["command", "run", "CPU s", "wall s", "CPU / floor", "target"], rows)
+    body = (f"Measured by `python benchmarks/cli.py` (median of {args.repeat}; cold: median of {args.cold_repeat}) on "
+            f"{machine['cpu']}, {machine['cores']} cores, load {machine['load average (1/5/15 min) at start']}:\n\n"
+            f"{table}\n")
+    (PROJECT_ROOT / "benchmarks" / "cli.md").write_text(f"# Command-line timings\n\n{body}")
+    print(body)
+    if not args.no_readme:
+        replace_between_markers(PROJECT_ROOT / "README.md", body, START, END)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
