@@ -63,13 +63,6 @@ def write_mulan_set(data: Path, name: str, n_train: int = 160, n_test: int = 80,
 
 def composed(*overrides: str) -> dict:
     """The resolved config the CLI would run (tracking, plots and JIT warm-up off)."""
-    from hydra import compose, initialize_config_module
-    from omegaconf import OmegaConf
+    from xmlthresh.config import compose
 
-    from xmlthresh.cli import register_resolvers
-
-    register_resolvers()
-    with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["tracking.enabled=false", "plots=false", "warm_up=false",
-                                                       *overrides])
-    return OmegaConf.to_container(cfg, resolve=True)
+    return compose(["tracking.enabled=false", "plots=false", "warm_up=false", *overrides])

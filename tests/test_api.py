@@ -291,3 +291,16 @@ def test_sparse_top_k_scores_are_never_densified():
     tracemalloc.stop()
     assert peak < 100e6, f"peak {peak / 1e6:.0f} MB"
     assert pred.nnz <= scores.nnz
+
+
+def test_load_dataset_by_option_name_like_the_cli(monkeypatch):
+    """``xmlthresh.load_dataset("synthetic")`` composes the option the CLI composes; parameters override it."""
+    from xmlthresh.registry import UnknownNameError
+
+    lists = xmlthresh.load_dataset("synthetic")
+    assert lists.n_labels == 200 and lists.num_docs == 2000  # the values of conf/dataset/synthetic.yaml
+    assert xmlthresh.load_dataset("synthetic", first_n_labels=3).n_labels == 3
+    xmc = xmlthresh.load_dataset("synthetic_xmc", n_labels=20, num_docs=200, num_validation_docs=100)
+    assert sorted(xmc.splits) == ["test", "validation"]
+    with pytest.raises(UnknownNameError, match="unknown dataset 'nosuch'; known: .*espgame"):
+        xmlthresh.load_dataset("nosuch")

@@ -7,6 +7,7 @@ The library API (imported on first use, so ``import xmlthresh`` stays light -- n
   save / load);
 * :class:`ThresholdClassifier` -- a scikit-learn meta-estimator: out-of-fold scores of any multi-label
   classifier, thresholds fitted on them, the classifier refitted on all data;
+* :func:`load_dataset` -- a data set by its option name (``"espgame"``), loaded as the CLI loads it;
 * :func:`f_macro_score` (and :func:`f_macro_scorer` for ``GridSearchCV``) -- the measure itself.
 
 The package is organised by concept (see README): ``data`` holds the ranked-list model and its loaders,
@@ -25,6 +26,7 @@ __version__ = "0.1.0"
 #: public name -> module that defines it (loaded lazily by ``__getattr__``)
 _LAZY = {
     "fit_thresholds": "xmlthresh.api",
+    "load_dataset": "xmlthresh.api",
     "ThresholdResult": "xmlthresh.result",
     "ThresholdClassifier": "xmlthresh.classifier",
     "f_macro_scorer": "xmlthresh.classifier",

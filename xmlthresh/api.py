@@ -89,3 +89,27 @@ def _label_names(label_names: Sequence[Any] | None, n_labels: int) -> np.ndarray
     if names.dtype == object:
         names = names.astype(str)
     return names
+
+
+def load_dataset(name: str, *, seed: int = 0, **params: Any) -> Any:
+    """The data set of the option ``name`` (``"espgame"``, ``"corel5k"``, ``"synthetic_xmc"``, ... -- what
+    ``xmlthresh list`` shows under dataset), loaded as the CLI loads it: raw files found under
+    ``$XMLTHRESH_DATA``, derived caches in ``$XMLTHRESH_CACHE``. ``params`` override the option's parameters
+    (``first_n_labels=100``); ``seed`` is the run seed options refer to as ``${seed}``.
+
+    Returns :class:`~xmlthresh.data.ranked_lists.RankedLists` (ranked-list files),
+    :class:`~xmlthresh.data.multilabel.ScoreData` (score files, simulated rankers) or
+    :class:`~xmlthresh.data.multilabel.MultiLabelData` (features and labels: Mulan, XML repository)."""
+    from .config import compose
+    from .datasets import DATASETS
+    from .options import options
+    from .registry import UnknownNameError
+    from .seeds import run_seed
+
+    known = [option.name for option in options("dataset")]
+    if name not in known:
+        raise UnknownNameError(f"unknown dataset {name!r}; known: {', '.join(known)}")
+    option = compose([f"dataset={name}", f"seed={run_seed(seed)}"])["dataset"]
+    option.update(params)
+    loader = option.pop("loader", None) or option.get("name")
+    return DATASETS.build(loader, option).load()

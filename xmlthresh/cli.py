@@ -15,8 +15,8 @@ import sys
 
 
 def register_resolvers() -> None:
-    """The resolvers the primary config uses (idempotent; see :func:`xmlthresh.hydra_app.register_resolvers`)."""
-    from .hydra_app import register_resolvers as register
+    """The resolvers the primary config uses (idempotent; see :func:`xmlthresh.config.register_resolvers`)."""
+    from .config import register_resolvers as register
 
     register()
 

@@ -16,9 +16,10 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from .paths import config_search_dirs, runs_dir
+from .config import register_resolvers
 
 log = logging.getLogger("xmlthresh")
+
 
 def user_errors() -> tuple[type[BaseException], ...]:
     """Errors caused by the input or the configuration (malformed files, inconsistent data, bad parameters are
@@ -28,14 +29,6 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from .registry import UnavailableError, UnknownNameError
 
     return (ValueError, DataUnavailableError, UnknownNameError, UnavailableError)
-
-
-def register_resolvers() -> None:
-    """Resolvers used by the primary config (idempotent; also needed in sweep worker processes)."""
-    OmegaConf.register_new_resolver("xmlthresh_runs_dir", lambda: str(runs_dir()), replace=True)
-    OmegaConf.register_new_resolver(
-        "xmlthresh_searchpath", lambda: [d.as_uri() for d in config_search_dirs()], replace=True
-    )
 
 
 register_resolvers()
