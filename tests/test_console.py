@@ -25,3 +25,16 @@ def test_main_called_as_a_function_returns():
               "print('still here')\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.rstrip().endswith("still here")
+
+
+def test_the_first_run_of_a_version_says_once_that_it_compiles(tmp_path, monkeypatch, caplog):
+    import logging
+
+    from xmlthresh.jit_notice import announce_compilation, compilation_done
+
+    monkeypatch.setenv("XMLTHRESH_CACHE", str(tmp_path))
+    with caplog.at_level(logging.INFO, logger="xmlthresh"):
+        assert announce_compilation()
+        compilation_done()
+        assert not announce_compilation()
+    assert sum("compiling numba kernels" in record.message for record in caplog.records) == 1

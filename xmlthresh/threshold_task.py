@@ -20,6 +20,7 @@ from .data.multilabel import MultiLabelData, ScoreData
 from .data.ranked_lists import RankedLists
 from .datasets import DATASETS
 from .files import write_text_atomic
+from .jit_notice import announce_compilation, compilation_done
 from .population import population_metrics
 from .protocols import ProtocolSpec, fit_and_evaluate, protocol_spec
 from .registry import ConfigError, constructor_defaults
@@ -86,7 +87,10 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
     warmup_seconds = 0.0
     if cfg.get("warm_up", True):
         started = time.perf_counter()
+        first = announce_compilation()
         strategy.warm_up()
+        if first:
+            compilation_done()
         warmup_seconds = time.perf_counter() - started
     log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
     evaluation = fit_and_evaluate(strategy, data, protocol=spec)
