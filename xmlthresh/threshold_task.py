@@ -8,13 +8,14 @@ by the registries' one checked builder (:meth:`xmlthresh.registry.Registry.build
 
 from __future__ import annotations
 
+import csv
+import io
 import logging
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import numpy as np
-import pandas as pd
 
 from .data.multilabel import MultiLabelData, ScoreData
 from .data.ranked_lists import RankedLists
@@ -107,7 +108,7 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
 def write_fitted(fitted: FittedRule, label_ids: np.ndarray, run_dir: Path) -> list[Path]:
     """What the fitted rule has, written into ``run_dir``: ``thresholds.csv`` and ``grid.csv`` (a grid)."""
     paths = [run_dir / "thresholds.csv"]
-    write_text_atomic(paths[0], thresholds_table(fitted, label_ids).to_csv(index=False))
+    write_text_atomic(paths[0], thresholds_csv(fitted, label_ids))
     if fitted.grid is not None:
         paths.append(run_dir / "grid.csv")
         write_text_atomic(paths[-1], fitted.grid.to_csv(index=False))
@@ -121,15 +122,23 @@ def _draw(fitted: FittedRule, run_dir: Path) -> list[Path]:
     return save_run_plots(fitted, run_dir)
 
 
-def thresholds_table(fitted: FittedRule, label_ids: np.ndarray) -> pd.DataFrame:
-    """One row per label: the fitted cut (documents predicted on the fit data) and/or score threshold."""
-    table: dict[str, Any] = {"label_id": label_ids}
+def thresholds_csv(fitted: FittedRule, label_ids: np.ndarray) -> str:
+    """``thresholds.csv``: one row per label with its id, the fitted cut (documents predicted on the fit data)
+    and/or score threshold, and whether it was excluded (no relevant document). Written with the csv module
+    in pandas' ``to_csv`` format (floats as ``repr``, ``inf``, ``True``/``False``; tested equal), so a run
+    does not import pandas."""
+    columns: list[tuple[str, Any]] = [("label_id", label_ids)]
     if fitted.cuts is not None and len(fitted.cuts) == len(label_ids):
-        table["cut"] = fitted.cuts
+        columns.append(("cut", fitted.cuts))
     if fitted.score_thresholds is not None:
-        table["score_threshold"] = fitted.score_thresholds
-    table["excluded"] = ~fitted.kept_labels
-    return pd.DataFrame(table)
+        columns.append(("score_threshold", fitted.score_thresholds))
+    columns.append(("excluded", ~fitted.kept_labels))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([name for name, _ in columns])
+    for row in zip(*[np.asarray(values).tolist() for _, values in columns]):
+        writer.writerow([repr(value) if isinstance(value, float) else value for value in row])
+    return out.getvalue()
 
 
 def ceiling_f_macro(split: Any, beta: float) -> float:
