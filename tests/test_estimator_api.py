@@ -109,3 +109,16 @@ def test_grid_search_tunes_a_strategy_on_score_matrices():
                           cv=KFold(3, shuffle=True, random_state=0)).fit(scores, labels)
     assert search.best_params_["fbr"] in (0.0, 0.3, 0.9)
     assert search.predict(scores).shape == scores.shape
+
+
+def test_a_ranked_list_run_imports_no_scikit_learn():
+    """Strategies carry scikit-learn's estimator protocol without importing it (2 s of CPU per run)."""
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom xmlthresh.strategies import STRATEGIES\nfrom xmlthresh.datasets import DATASETS\n"
+              "lists = DATASETS.build('synthetic', {}).load()\nmodel = STRATEGIES.build('domain', {'beta': 2.0})\n"
+              "model.warm_up(); model.fit_lists(lists)\nprint(repr(model))\n"
+              "print([m for m in ('sklearn', 'pandas', 'scipy.stats') if m in sys.modules])\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True).stdout
+    assert out.splitlines()[-2] == "DomainStrategy(beta=2.0)" and out.splitlines()[-1] == "[]"

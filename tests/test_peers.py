@@ -274,8 +274,8 @@ def test_missing_xcolumns_is_listed_with_the_hint_and_fit_raises_it(monkeypatch,
         assert "pip install 'xcolumns==0.0.2'" in cls.unavailable_reason()
         with pytest.raises(MissingDependencyError, match=r"pip install 'xcolumns==0\.0\.2'"):
             cls().fit_scores(data.splits["test"])
-    listing = plugins.describe()
-    line = next(row for row in listing.splitlines() if row.strip().startswith("xcolumns_fw"))
+    listing = plugins.describe(check=True)  # xmlthresh list --check: the registered classes and their state
+    line = next(row for row in listing.splitlines() if row.strip().startswith("strategy xcolumns_fw"))
     assert "[unavailable:" in line and "pip install" in line
     assert STRATEGIES.get("sklearn_tuned").unavailable_reason() is None
 

@@ -12,6 +12,8 @@
   excluded), so ``GridSearchCV`` can tune strategy parameters.
 * ``sklearn.utils.validation.check_is_fitted`` works (``__sklearn_is_fitted__``); ``predict``, ``score``,
   ``report`` and ``evaluate_scores`` before ``fit`` raise ``sklearn.exceptions.NotFittedError``.
+  (The estimator protocol comes from :mod:`xmlthresh.strategies.params`: scikit-learn's semantics without
+  importing scikit-learn in a run.)
 * ``report()`` -- metrics on the fit data, ``lower_bound`` / ``upper_bound`` (None without a certificate) and
   strategy diagnostics: what the CLI writes to ``result.json``.
 
@@ -50,8 +52,6 @@ import logging
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, clone
-from sklearn.exceptions import NotFittedError
 
 from ..data.candidates import Candidates, build_candidates
 from ..data.objective import (FlooredCandidates, check_min_precision, check_smoothing, choice_diagnostics,
@@ -62,6 +62,7 @@ from ..data.evaluation import evaluate_cuts
 from ..metrics import evaluate, f_beta
 from ..validation import check_labels, check_scores
 from .fitted import FittedRule
+from .params import EstimatorParams, not_fitted
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def tiny_scored_split() -> ScoredSplit:
     return ScoredSplit(scores, labels, name="warm-up")
 
 
-class BaseStrategy(BaseEstimator):
+class BaseStrategy(EstimatorParams):
     """What every strategy offers: the score-matrix estimator API (fit / predict / score), beta, parameter
     checks, scored-split evaluation, skip, warm-up, report."""
 
@@ -127,7 +128,7 @@ class BaseStrategy(BaseEstimator):
         """0/1 predictions (documents x labels) on ``split`` (whose labels may be None): by default the
         fitted score thresholds."""
         if not hasattr(self, "score_thresholds_"):
-            raise NotFittedError(f"{type(self).__name__} was fitted on ranked lists (cuts, no score thresholds); "
+            raise not_fitted(f"{type(self).__name__} was fitted on ranked lists (cuts, no score thresholds); "
                                  "fit it on scores to predict")
         return split.predict(self.score_thresholds_)
 
@@ -201,7 +202,7 @@ class BaseStrategy(BaseEstimator):
 
     def warm_up(self) -> None:
         """Take one-off costs (JIT compilation) out of the timing of ``fit``; nothing by default."""
-        clone(self).fit_scores(tiny_scored_split())
+        self.unfitted_copy().fit_scores(tiny_scored_split())
 
     def _check_params(self) -> None:
         if not (isinstance(self.beta, (int, float)) and self.beta > 0 and np.isfinite(self.beta)):
@@ -209,7 +210,7 @@ class BaseStrategy(BaseEstimator):
 
     def _check_fitted(self) -> None:
         if not self.__sklearn_is_fitted__():
-            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
+            raise not_fitted(f"{type(self).__name__} is not fitted yet; call fit first")
 
 
 def _as_bool_csr(predictions: Any) -> sp.csr_matrix:
@@ -300,14 +301,14 @@ class ThresholdStrategy(BaseStrategy):
     def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
         """Counted from the score thresholds directly ("predict all" columns are never materialised)."""
         if not hasattr(self, "score_thresholds_"):
-            raise NotFittedError(f"{type(self).__name__} was fitted on ranked lists; fit it on scores for score data")
+            raise not_fitted(f"{type(self).__name__} was fitted on ranked lists; fit it on scores for score data")
         return split.counts_at(self.score_thresholds_)
 
     def warm_up(self) -> None:
         """Compile the numba kernels on a tiny instance so that timing ``fit`` excludes JIT cost."""
         tiny = RankedLists.from_relevance_lists([[1, 0, 1, 0], [0, 1, 1, 0], [0, 0, 0, 1]], [2, 3, 1], num_docs=5)
-        clone(self).fit_lists(tiny)
-        clone(self).fit_scores(tiny_scored_split())
+        self.unfitted_copy().fit_lists(tiny)
+        self.unfitted_copy().fit_scores(tiny_scored_split())
 
     # ------------------------------------------------------------------ subclass hooks
     def _objective_candidates(self, lists: RankedLists) -> tuple[Candidates, FlooredCandidates | None]:

@@ -28,7 +28,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.exceptions import NotFittedError
 
 from ..calibration import CALIBRATIONS, ScoreCalibration
 from ..data.entries import LabelEntries, label_entries
@@ -38,6 +37,7 @@ from ..data.scores import ScoredSplit
 from ..metrics import f_beta
 from .base import ScoreStrategy, _warn_predict_all
 from .domain import turning_group_sweep
+from .params import not_fitted
 from .registry import STRATEGIES
 
 TARGETS = ("fit", "eval")
@@ -124,7 +124,7 @@ class PluginStrategy(ScoreStrategy):
         """The score thresholds applied to ``split``: the fitted ones, or (target='eval') the plug-in optimum
         on ``split``'s own scores (its labels are not used); the bounds of that optimum go to ``info_``."""
         if not hasattr(self, "calibration_"):
-            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
+            raise not_fitted(f"{type(self).__name__} is not fitted yet; call fit first")
         if self.target == "fit":
             return self.score_thresholds_
         solved = self._solve(split)
