@@ -33,7 +33,7 @@ def population_metrics(dataset: Any, data: Any, strategy: BaseStrategy, beta: fl
     """For a data set whose generative model is known in closed form: the population F-macro of the score
     thresholds the fitted rule applies to the test split, the population optimum and the regret. Empty for
     other data sets and for rules without per-label score thresholds."""
-    population = dataset.population() if callable(getattr(dataset, "population", None)) else None
+    population = dataset.population()
     if population is None or not isinstance(data, ScoreData):
         return {}
     thresholds = strategy.thresholds_for(data.splits["test"])

@@ -22,7 +22,6 @@ from .data.ranked_lists import RankedLists
 from .datasets import DATASETS
 from .files import write_text_atomic
 from .jit_notice import announce_compilation, compilation_done
-from .population import population_metrics
 from .protocols import ProtocolSpec, fit_and_evaluate, protocol_spec
 from .registry import ConfigError, constructor_defaults
 from .seeds import loader_seeds, run_seed, seeds_used
@@ -95,7 +94,10 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
         warmup_seconds = time.perf_counter() - started
     log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
     evaluation = fit_and_evaluate(strategy, data, protocol=spec)
-    evaluation.update(population_metrics(dataset, data, strategy, beta))
+    if dataset.population() is not None:  # a closed-form model (scipy.special only for those data sets)
+        from .population import population_metrics
+
+        evaluation.update(population_metrics(dataset, data, strategy, beta))
     if cfg.get("ceiling", False) and isinstance(data, ScoreData) and protocol != "oracle":
         evaluation["ceiling_f_macro"] = ceiling_f_macro(data.splits["test"], beta)
     fitted = strategy.fitted()

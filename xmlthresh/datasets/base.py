@@ -24,6 +24,11 @@ class Dataset(ABC):
         self.include_predict_all = include_predict_all
         self.first_n_labels = first_n_labels
 
+    def population(self) -> object | None:
+        """The data set's generative model in closed form, when it has one (dense ``synthetic_xmc``: an
+        :class:`~xmlthresh.datasets.xmc_population.XmcPopulation`); None by default."""
+        return None
+
     @abstractmethod
     def _load(self) -> Data:
         """Read or generate the full data."""
