@@ -108,6 +108,8 @@ STRATEGY_STEPS = [
 #: bytes of peak memory per nominal candidate (measured: the 10^7-candidate worker peaks at ~1.9 GB) and a base
 MEMORY_PER_CANDIDATE = 200
 MEMORY_BASE = 500 * 2**20
+#: leading hex digits of the data's sha256 (``RankedLists.digest``) shown in the dataset table
+DIGEST_CHARS = 16
 
 
 # ================================================================================================ worker
@@ -152,9 +154,10 @@ def worker(spec: DatasetSpec, repeats: int, budget: float, skip: set[str], out: 
         return
     del lists
     load_timing, lists = common.measure(dataset.load, 1 if spec.generated else repeats, budget_s=budget)
+    digest = lists.digest()  # which data exactly: the numbers below hold for this sha256 only
     kept, dropped = lists.with_relevant_only()
     del lists
-    emit({"type": "dataset", "n_labels": kept.n_labels, "n_dropped": dropped, "num_docs": kept.num_docs,
+    emit({"type": "dataset", "data_sha256": digest, "n_labels": kept.n_labels, "n_dropped": dropped, "num_docs": kept.num_docs,
           "list_length": int(kept.list_length.max()), "relevant_in_lists": int(len(kept.relevant_rank)),
           "include_predict_all": kept.include_predict_all, "first_load_s": first_load})
     step("load", "generate (not timed end to end)" if spec.generated else "load from cache", "data", e2e=load_timing)
@@ -294,6 +297,7 @@ def build_tables(results: list[dict[str, Any]]) -> tuple[str, str, dict[str, flo
             f"{info['relevant_in_lists']:,}" if "relevant_in_lists" in info else "–",
             f"{info['n_candidates']:,}" if "n_candidates" in info else "–",
             f"{info['n_hull_edges']:,}" if "n_hull_edges" in info else "–",
+            f"`{info['data_sha256'][:DIGEST_CHARS]}`" if "data_sha256" in info else "–",
             common.fmt_s(sort_floor), common.fmt_s(pass_floor), common.fmt_mb(collected["max_rss_mb"]),
             collected["skipped"] or collected.get("status", ""),
         ])
@@ -350,7 +354,7 @@ def build_tables(results: list[dict[str, Any]]) -> tuple[str, str, dict[str, flo
             rows.append([spec.title, ", ".join(missing) or "rest", *["–"] * 8, f"not run: {collected['status']}"])
     summary = common.markdown_table(
         ["dataset", "labels (s_k > 0)", "m", "L", "relevant in lists", "Pareto candidates", "hull edges",
-         "sort floor CPU [s]", "pass floor CPU [s]", "worker peak RSS [MB]", "notes"], summary_rows)
+         f"data sha256 ({DIGEST_CHARS})", "sort floor CPU [s]", "pass floor CPU [s]", "worker peak RSS [MB]", "notes"], summary_rows)
     table = common.markdown_table(
         ["dataset", "step", "wall [s]", "CPU [s]", "CPU / sort", "CPU / pass", "e2e wall [s]", "e2e CPU [s]",
          "e2e CPU / sort", "peak RSS [MB] (+step)", "result / notes"], rows)
@@ -412,7 +416,9 @@ def render(results: list[dict[str, Any]], machine: dict[str, str], command: str,
         "candidates (+ hulls) inside the timing. Floors: one `np.sort` and one pass (sum) over the candidates' "
         "precision values, measured in the same process. Peak RSS: the process's peak during the step "
         "(kernel high-water mark reset before it), in brackets the increase over the RSS before the step; "
-        "each dataset runs in its own worker process.",
+        "each dataset runs in its own worker process. **data sha256**: the leading digits of the loaded lists' "
+        "`RankedLists.digest()` (ranks, list lengths, s_k, m): the numbers hold for that data; the generators "
+        "draw the same bits on every machine and thread count (tests/test_determinism.py).",
         "",
         summary,
         "",

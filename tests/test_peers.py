@@ -339,3 +339,110 @@ def _missing(module: str) -> bool:
     import importlib.util
 
     return importlib.util.find_spec(module) is None
+
+
+# ---------------------------------------------------------------------------------------------- CSR scores end to end
+def test_platt_on_csr_scores_equals_the_densified_fit_without_densifying():
+    """Weighted samples (stored entries + two fill samples per label) give the parameters of the fit on
+    the densified matrix (unscored = smallest score - 1)."""
+    data = synthetic_scores(n_labels=30, n_docs=200, seed=5, top_k=6)
+    split = data.splits["validation"]
+    fill = split.scores.data.min() - 1.0
+    dense = np.full(split.scores.shape, fill)
+    coo = split.scores.tocoo()
+    dense[coo.row, coo.col] = coo.data
+    labels = split.labels.toarray().astype(float)
+    sparse_fit = PlattCalibration().fit(split.scores, split.labels)
+    dense_fit = PlattCalibration().fit(dense, labels)
+    for name in PlattCalibration.STATE:
+        np.testing.assert_allclose(getattr(sparse_fit, name), getattr(dense_fit, name), rtol=1e-6, atol=1e-9)
+    eta = sparse_fit.transform(split.scores)
+    assert sp.issparse(eta) and eta.nnz == split.scores.nnz
+    np.testing.assert_allclose(eta.data, dense_fit.transform(dense)[coo.row, coo.col], rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", PEERS)
+def test_peers_keep_csr_scores_sparse_memory_of_the_order_of_nnz(name):
+    """20,000 labels x 600 documents: dense float64 scores would be 96 MB per split; top-5 CSR holds 3,000
+    entries. Fit and evaluation (holdout) must stay well below one dense matrix (tracemalloc sees numpy;
+    few iterations: memory is the point, not the optimum)."""
+    import tracemalloc
+
+    needs_xcolumns(name)
+    rng = np.random.default_rng(0)
+    n_docs, n_labels, k = 600, 20_000, 5
+    splits = {}
+    for split_name in ("validation", "test"):
+        label_of = rng.integers(0, 300, size=(n_docs, 2))  # relevant labels among the first 300
+        labels = sp.csr_matrix((np.ones(2 * n_docs, dtype=bool), (np.repeat(np.arange(n_docs), 2), label_of.ravel())),
+                               shape=(n_docs, n_labels))
+        cols = np.concatenate([label_of, rng.integers(0, n_labels, size=(n_docs, k - 2))], axis=1)
+        rows = np.repeat(np.arange(n_docs), k)
+        values = rng.normal(size=n_docs * k) + 2.0 * np.tile([1, 1, 0, 0, 0], n_docs)
+        scores = sp.csr_matrix((values, (rows, cols.ravel())), shape=(n_docs, n_labels))
+        scores.sum_duplicates()
+        splits[split_name] = ScoredSplit(scores, labels, name=split_name)
+    data = ScoreData("csr-scale", splits)
+    params = {"sklearn_tuned": {"max_labels": n_labels}, "xcolumns_fw": {"max_iters": 5},
+              "xcolumns_bca": {"max_outer": 3}}[name]
+    model = STRATEGIES.get(name)(**params)
+    assert model.skip(data) == (False, "")
+    tracemalloc.start()
+    result = fit_and_evaluate(model, data, "holdout")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 40e6, f"{name} peaked at {peak / 1e6:.0f} MB on CSR scores (dense would be 96 MB per split)"
+    assert 0.0 <= result["f_macro"] <= 1.0
+
+
+def test_the_size_guard_is_a_memory_estimate_with_the_numbers(monkeypatch):
+    """The same problem as CSR top-5 scores fits a limit that its dense scores exceed; the reason names the
+    estimate, the matrix and the limit's name."""
+    from xmlthresh_peers import _common
+
+    sparse_data = synthetic_scores(n_labels=50, n_docs=100, seed=2, top_k=5)
+    dense_data = synthetic_scores(n_labels=50, n_docs=100, seed=2)
+    sparse_need = _common.memory_estimate(sparse_data.splits["validation"])
+    dense_need = _common.memory_estimate(dense_data.splits["validation"])
+    assert sparse_need == 500 * _common.SPARSE_BYTES_PER_ENTRY + 50 * _common.BYTES_PER_LABEL
+    assert dense_need == 5000 * _common.DENSE_BYTES_PER_CELL + 50 * _common.BYTES_PER_LABEL
+    monkeypatch.setattr(_common, "MEMORY_LIMIT_BYTES", (sparse_need + dense_need) // 2)
+    for name in ("xcolumns_fw", "xcolumns_bca"):
+        assert STRATEGIES.get(name)().skip(sparse_data) == (False, "")
+        skipped, reason = STRATEGIES.get(name)().skip(dense_data)
+        assert skipped and "GiB" in reason and "dense scores, 100 x 50 cells" in reason
+        assert "MEMORY_LIMIT_BYTES" in reason and name in reason
+
+
+def _drawn_rules(n_docs: int, p: np.ndarray, seed: int) -> np.ndarray:
+    """The rule xCOLUMNs 0.0.2 draws for each document (rng.choice per document, seeded as its predict)."""
+    rng = np.random.default_rng(seed)
+    return np.array([rng.choice(np.arange(len(p)), p=p) for _ in range(n_docs)])
+
+
+@pytest.mark.parametrize("top_k", [4, None])
+def test_frank_wolfe_labels_without_validation_positive_get_the_zero_rule(top_k):
+    """What xCOLUMNs really does with them: they weigh 0 in the objective, so every Frank-Wolfe rule after
+    the initial one is a = b = 0 (gain 0), and a gain of 0 is predicted on CSR scores (gain >= 0: every
+    stored entry) but not on dense scores (gain > 0). The initial rule "top" predicts eta >= 1/2 (CSR) or
+    eta > 1/2 (dense)."""
+    needs_xcolumns("xcolumns_fw")
+    data = synthetic_scores(n_labels=12, n_docs=150, seed=7, top_k=top_k)
+    validation, test = data.splits["validation"], data.splits["test"]
+    empty = np.flatnonzero(validation.n_relevant == 0)
+    assert len(empty) > 0  # the instance has such labels
+    model = STRATEGIES.get("xcolumns_fw")(seed=4).fit_scores(validation)
+    a, b, p = model.classifier_.a, model.classifier_.b, model.classifier_.p
+    assert len(p) > 1 and np.all(a[1:, empty] == 0) and np.all(b[1:, empty] == 0)
+    predicted = sp.csr_matrix(model.predict_split(test), dtype=bool).toarray()
+    eta = model.calibration_.transform(test.scores)
+    eta = eta.toarray() if sp.issparse(eta) else eta
+    stored = (test.scores.toarray() != 0) if top_k else np.ones(test.scores.shape, dtype=bool)
+    initial = (_drawn_rules(test.n_docs, p, seed=4) == 0)[:, None]
+    if top_k:
+        expected = stored & (~initial | (eta >= 0.5))
+    else:
+        expected = initial & (eta > 0.5)
+    np.testing.assert_array_equal(predicted[:, empty], expected[:, empty])
+    if top_k:
+        assert predicted[:, empty].sum() > 0.5 * stored[:, empty].sum()  # most of their stored entries

@@ -54,3 +54,18 @@ def test_first_labels():
 def test_inconsistent_data_is_rejected(kwargs, message):
     with pytest.raises(RankedListsError, match=message):
         RankedLists(**kwargs)
+
+
+def test_digest_names_the_data_exactly():
+    """Equal lists share a digest; one moved rank, another m or the predict-all flag change it."""
+    import dataclasses
+
+    from xmlthresh.datasets.synthetic import generate_ranked_lists
+
+    lists = generate_ranked_lists(n_labels=20, num_docs=50, seed=1)
+    assert lists.digest() == generate_ranked_lists(n_labels=20, num_docs=50, seed=1).digest()
+    moved = lists.relevant_rank.copy()
+    moved[-1] += 1
+    assert dataclasses.replace(lists, relevant_rank=moved).digest() != lists.digest()
+    assert dataclasses.replace(lists, num_docs=51).digest() != lists.digest()
+    assert dataclasses.replace(lists, include_predict_all=False).digest() != lists.digest()

@@ -24,6 +24,7 @@ Conventions (theory.md section 1), enforced or applied here and by ``candidates`
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -117,6 +118,18 @@ class RankedLists:
             n_relevant=self.n_relevant[index],
             label_ids=self.label_ids[index],
         )
+
+    def digest(self) -> str:
+        """sha256 of what defines the threshold problem (ranks, label pointers, list lengths, s_k, m and the
+        predict-all flag): two lists with the same digest give the same candidates and the same optimum, so a
+        benchmark records it next to its numbers (and a generator's determinism test compares it)."""
+        h = hashlib.sha256()
+        for array in (self.relevant_rank, self.label_ptr, self.list_length, self.n_relevant):
+            array = np.ascontiguousarray(array, dtype=np.int64)
+            h.update(str(array.shape).encode())
+            h.update(array.tobytes())
+        h.update(f"{int(self.num_docs)} {bool(self.include_predict_all)}".encode())
+        return h.hexdigest()
 
     def with_relevant_only(self) -> tuple["RankedLists", int]:
         """Drop the labels with s_k = 0 (their recall is undefined); returns (kept lists, number dropped)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import detmath
 from ..data.ranked_lists import RankedLists
 from .base import Dataset
 from .registry import DATASETS
@@ -33,7 +34,7 @@ def generate_ranked_lists(
         raise ValueError(f"list_length must lie in [1, num_docs = {num_docs}], got {list_length}")
     rng = np.random.default_rng(seed)
     rank_of_label = rng.permutation(n_labels) + 1
-    share = max_label_share * rank_of_label.astype(float) ** -zipf_exponent
+    share = max_label_share * detmath.power(rank_of_label.astype(float), -zipf_exponent)  # same bits on every CPU
     n_relevant = np.maximum(1, np.round(share * num_docs)).astype(np.int64)
     # relevant[d, k]: document d is relevant to label k (exactly n_relevant[k] documents per label)
     noise_for_choice = rng.random((num_docs, n_labels))

@@ -28,12 +28,16 @@ The generative model, fully seeded (same parameters -> same lists):
 
 Seeding scheme: one ``numpy.random.default_rng(seed)`` stream draws, in this order, the popularity ranks,
 the rounding of the sizes, the in-list counts, then the spacings block after block (``BLOCK_DRAWS``).
+The powers, logarithms and exponentials go through :mod:`xmlthresh.detmath` (the same bits on every CPU;
+numpy's own loops differ between AVX512 and AVX2 machines, and so did the lists), so the same parameters
+give the same lists on every machine and thread count (tests/test_determinism.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import detmath
 from ..data.ranked_lists import RankedLists
 from .base import Dataset
 from .registry import DATASETS
@@ -69,7 +73,7 @@ def generate_ranked_lists_direct(
     # are only m - s irrelevant documents) is below L: then every relevant document is in the list
     scale = n_relevant.astype(np.float64)
     max_false = num_docs - n_relevant
-    in_reach = np.where(max_false < length, 1.0, -np.expm1(-quality * np.log1p(length / scale)))
+    in_reach = np.where(max_false < length, 1.0, -detmath.expm1(-quality * detmath.log1p(length / scale)))
     count = rng.binomial(n_relevant, in_reach)  # relevant documents with fewer than L false positives above
 
     # blocks of whole labels with about BLOCK_DRAWS spacings each (a label holds count + 1 spacings)
@@ -107,7 +111,7 @@ def power_law_sizes(rng: np.random.Generator, n_labels: int, num_docs: int, mean
     """s_k = clip(stochastic_round(c * rank_k ** -zipf_exponent), 1, num_docs), c such that E[mean s_k] =
     ``mean_relevant`` (exact: E[clip(round(x), 1, m)] = clip(x, 1, m) for unbiased rounding and integer m)."""
     popularity_rank = rng.permutation(n_labels) + 1
-    curve = np.arange(1, n_labels + 1, dtype=np.float64) ** -zipf_exponent  # decreasing in the rank
+    curve = detmath.power(np.arange(1, n_labels + 1, dtype=np.float64), -zipf_exponent)  # decreasing in rank
     c = _calibrate(curve, num_docs, mean_relevant)
     share = c * curve[popularity_rank - 1]
     sizes = np.floor(share + rng.random(n_labels))
@@ -126,20 +130,20 @@ def _calibrate(curve: np.ndarray, num_docs: int, mean_relevant: float) -> float:
         high = np.searchsorted(ascending, num_docs / c, side="left")  # c * curve >= num_docs from here on
         return (low + c * (prefix[high] - prefix[low]) + (n - high) * num_docs) / n
 
-    lo, hi = 0.0, np.log(num_docs) - np.log(ascending[0])  # mean_at(e^lo) = 1, mean_at(e^hi) = num_docs
+    lo, hi = 0.0, float(detmath.log(num_docs) - detmath.log(ascending[0]))  # mean_at(e^lo) = 1, mean_at(e^hi) = num_docs
     if mean_relevant <= 1.0:
         return 1.0
     if mean_relevant >= num_docs:
-        return float(np.exp(hi))
+        return float(detmath.exp(hi))
     for _ in range(200):
         mid = 0.5 * (lo + hi)
-        if mean_at(float(np.exp(mid))) < mean_relevant:
+        if mean_at(float(detmath.exp(mid))) < mean_relevant:
             lo = mid
         else:
             hi = mid
         if hi - lo < 1e-13:
             break
-    return float(np.exp(0.5 * (lo + hi)))
+    return float(detmath.exp(0.5 * (lo + hi)))
 
 
 def _block_ranks(rng, count, scale, in_reach, max_false, length, quality):
@@ -164,8 +168,8 @@ def _block_ranks(rng, count, scale, in_reach, max_false, length, quality):
     u = (cumulative[draw_start[label_of] + j] - before[label_of]) / label_total[label_of]
     u = np.minimum(u, 1.0)
     # conditional quantile of y = s w given y < L: s * ((1 - u P(y < L)) ** (-1 / quality) - 1)
-    with np.errstate(divide="ignore"):  # u = 1 with in_reach = 1: y = inf, capped below
-        y = scale[label_of] * np.expm1(-np.log1p(-u * in_reach[label_of]) / quality)
+    # (u = 1 with in_reach = 1: y = inf, capped below)
+    y = scale[label_of] * detmath.expm1(-detmath.log1p(-u * in_reach[label_of]) / quality)
     false_above = np.floor(np.minimum(y, max_false[label_of])).astype(np.int64)
     # guard monotonicity against rounding: label offset keeps the running maximum inside each label
     offset = label_of * (length + 1)

@@ -24,6 +24,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from .. import detmath
 from ..data.multilabel import ScoreData
 from ..data.scores import ScoredSplit
 from .registry import DATASETS
@@ -57,7 +58,7 @@ def generate_xmc_scores(
     _check(n_labels, num_docs, num_validation_docs, labels_per_doc, zipf_exponent, top_k, n_distractors,
            distractor_popularity)
     popularity_rank = np.random.default_rng([seed, 0]).permutation(n_labels) + 1
-    alias = _alias_table(popularity_rank.astype(np.float64) ** -zipf_exponent)
+    alias = _alias_table(popularity_weights(popularity_rank, zipf_exponent))
     splits = {}
     for split, m in (("validation", num_validation_docs), ("test", num_docs)):
         scores, labels = _generate_split(m, n_labels, alias, labels_per_doc, signal, top_k, n_distractors,
@@ -73,6 +74,12 @@ def generate_xmc_scores(
         "test_labels_without_documents": int(np.count_nonzero(splits["test"].n_relevant == 0)),
     }
     return ScoreData(name, splits, info)
+
+
+def popularity_weights(popularity_rank: np.ndarray, zipf_exponent: float) -> np.ndarray:
+    """r ** -zipf_exponent, through :mod:`xmlthresh.detmath`: the same bits on every CPU (numpy's own power
+    differs between AVX512 and AVX2 loops, and the alias table compares uniforms against these weights)."""
+    return detmath.power(popularity_rank.astype(np.float64), -zipf_exponent)
 
 
 def _check(n_labels, num_docs, num_validation_docs, labels_per_doc, zipf_exponent, top_k, n_distractors,

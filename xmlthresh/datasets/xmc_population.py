@@ -28,6 +28,7 @@ from scipy.special import expit, logit, ndtr
 
 from ..data.candidates import Candidates
 from ..metrics import f_beta
+from .synthetic_xmc import popularity_weights
 
 #: thresholds per label in the grid of ``grid_candidates`` (spaced uniformly in [-6, signal + 6])
 GRID_POINTS = 4001
@@ -36,7 +37,7 @@ GRID_POINTS = 4001
 def xmc_label_prior(n_labels: int, labels_per_doc: float, zipf_exponent: float, seed: int) -> np.ndarray:
     """pi_k of ``synthetic_xmc`` (same popularity permutation as the generator, stream ``[seed, 0]``)."""
     popularity_rank = np.random.default_rng([seed, 0]).permutation(n_labels) + 1
-    weight = popularity_rank.astype(np.float64) ** -zipf_exponent
+    weight = popularity_weights(popularity_rank, zipf_exponent)  # the generator's own weights
     q = weight / weight.sum()
     return 1.0 - (1.0 - q) * np.exp(-(labels_per_doc - 1.0) * q)
 

@@ -1,14 +1,6 @@
-"""What the peer strategies share: the optional-dependency guard, dense score matrices, calibration of scores
-to probabilities, and the F-macro / macro-F objectives written on confusion-matrix entries.
-
-Calibration (xCOLUMNs wants conditional probabilities eta in [0, 1]): **per-label Platt scaling fitted on
-the fit split**. Scores of label k are standardised with the fit split's mean and standard deviation,
-z = (s - mean_k) / sd_k, and eta = sigmoid(a_k z + b_k) with (a_k, b_k) maximising the log-likelihood of
-Platt's smoothed targets (relevant documents (N+ + 1) / (N+ + 2), the others 1 / (N- + 2); finite even for
-perfectly separated labels), by Newton's method with backtracking, all labels at once. The slope is kept
-non-negative (a_k < 0 falls back to a_k = 0, b_k = logit(base rate)), so eta never reverses the ranker's
-order. The same (mean, sd, a, b) map the scores of any other split. Unscored entries of sparse top-k scores
-rank below every scored document: they get the score (smallest scored value - 1) before calibration.
+"""What the peer strategies share: the optional-dependency guard, the memory estimate that replaces a size
+limit, the matrices xCOLUMNs is given (CSR scores stay CSR: nothing of size documents x labels is built for
+them), and the F-macro / macro-F objectives written on confusion-matrix entries. Calibration: ``_platt``.
 """
 
 from __future__ import annotations
@@ -22,10 +14,19 @@ from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.strategies.base import ScoreStrategy
 
+from ._platt import PlattCalibration  # noqa: F401  (re-exported: the strategies' calibration)
+
 #: install hint shown by ``python -m xmlthresh list`` and raised by ``fit`` when xCOLUMNs is missing
 XCOLUMNS_HINT = "pip install 'xcolumns==0.0.2' (or: pip install -e 'plugins/xmlthresh-peers[xcolumns]')"
-#: score matrices of more (document x label) cells than this per split are refused (they are densified)
-MAX_DENSE_CELLS = 20_000_000
+#: a split whose memory estimate (``memory_estimate``) exceeds this is refused by ``skip``, with the estimate
+MEMORY_LIMIT_BYTES = 3 * 2**30
+#: the estimate's model: the calibration's flat samples and temporaries (~12 float64 arrays per entry), the
+#: calibrated scores and predictions, per (document, label) cell of dense scores ...
+DENSE_BYTES_PER_CELL = 12 * 8
+#: ... or per stored entry of CSR scores (float64 value + int32 index of each copy) ...
+SPARSE_BYTES_PER_ENTRY = 12 * 8 + 3 * 4
+#: ... and per label (2 x 51 Frank-Wolfe rule vectors, confusion-matrix vectors, calibration)
+BYTES_PER_LABEL = 120 * 8
 
 
 class MissingDependencyError(ImportError):
@@ -59,112 +60,44 @@ def _find_spec(name: str):
         return None
 
 
+def memory_estimate(split: ScoredSplit) -> int:
+    """Bytes a peer needs for ``split`` (a rough, deliberately high model): dense scores
+    ``DENSE_BYTES_PER_CELL`` per (document, label) cell; CSR scores ``SPARSE_BYTES_PER_ENTRY`` per stored
+    score; both ``BYTES_PER_LABEL`` per label (Frank-Wolfe keeps 2 x (max_iters + 1) rule vectors over the
+    labels: counted with 51 of them)."""
+    per_label = split.n_labels * BYTES_PER_LABEL
+    if sp.issparse(split.scores):
+        return int(split.scores.nnz * SPARSE_BYTES_PER_ENTRY + per_label)
+    return int(split.n_docs * split.n_labels * DENSE_BYTES_PER_CELL + per_label)
+
+
 def too_large_reason(data: Any, name: str) -> str:
-    """Why ``name`` refuses ``data`` (dense score matrices beyond ``MAX_DENSE_CELLS``), or ''."""
+    """Why ``name`` refuses ``data`` (the memory estimate of a split exceeds ``MEMORY_LIMIT_BYTES``), or ''."""
     if not isinstance(data, ScoreData):
         return ""
     for split_name, split in data.splits.items():
-        cells = split.n_docs * split.n_labels
-        if cells > MAX_DENSE_CELLS:
-            return (f"{name} works on dense (documents x labels) matrices and is meant for Corel5k-sized problems; "
-                    f"split {split_name!r} has {split.n_docs} x {split.n_labels} = {cells:,} cells "
-                    f"(limit {MAX_DENSE_CELLS:,})")
+        need = memory_estimate(split)
+        if need > MEMORY_LIMIT_BYTES:
+            kind = (f"{split.scores.nnz:,} stored scores (CSR)" if sp.issparse(split.scores)
+                    else f"dense scores, {split.n_docs:,} x {split.n_labels:,} cells")
+            return (f"{name} would need about {need / 2**30:.1f} GiB for split {split_name!r} ({kind}, "
+                    f"{split.n_labels:,} labels), above the limit of {MEMORY_LIMIT_BYTES / 2**30:.0f} GiB "
+                    "(xmlthresh_peers._common.MEMORY_LIMIT_BYTES); sparse top-k scores need far less")
     return ""
 
 
-def dense_scores(split: ScoredSplit) -> np.ndarray:
-    """The (documents x labels) score matrix; unscored sparse entries get (smallest scored value - 1)."""
-    if not sp.issparse(split.scores):
-        return split.scores
-    fill = (split.scores.data.min() - 1.0) if split.scores.nnz else 0.0
-    dense = np.full(split.scores.shape, fill)
-    coo = split.scores.tocoo()
-    dense[coo.row, coo.col] = coo.data
-    return dense
-
-
-def dense_labels(split: ScoredSplit) -> np.ndarray:
+def xcolumns_labels(split: ScoredSplit):
+    """The 0/1 labels in the type xCOLUMNs pairs with the scores: float64 CSR for CSR scores (it requires
+    both of one type), a dense float64 matrix for dense scores."""
+    if sp.issparse(split.scores):
+        return sp.csr_matrix(split.labels, dtype=np.float64)
     return split.labels.toarray().astype(np.float64)
 
 
-class PlattCalibration:
-    """Per-label Platt scaling (see the module docstring); ``fit(scores, labels)``, ``transform(scores)``."""
-
-    def __init__(self, max_iter: int = 100, ridge: float = 1e-6) -> None:
-        self.max_iter = max_iter
-        self.ridge = ridge
-
-    def fit(self, scores: np.ndarray, labels: np.ndarray) -> "PlattCalibration":
-        m = scores.shape[0]
-        self.center_ = scores.mean(axis=0)
-        sd = scores.std(axis=0)
-        self.scale_ = np.where(sd > 0, sd, 1.0)
-        z = (scores - self.center_) / self.scale_
-        n_pos = labels.sum(axis=0)
-        target = np.where(labels > 0, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (m - n_pos + 2.0))
-        base = target.mean(axis=0)
-        a = np.zeros(scores.shape[1])
-        b = np.log(base / (1.0 - base))
-        ridge = self.ridge * m
-        loss = _platt_loss(z, target, a, b, ridge)
-        for self.n_iter_ in range(1, self.max_iter + 1):
-            eta = _sigmoid(z * a + b)
-            w = eta * (1.0 - eta)
-            residual = eta - target
-            g_a = (residual * z).sum(axis=0) + ridge * a
-            g_b = residual.sum(axis=0)
-            h_aa = (w * z * z).sum(axis=0) + ridge
-            h_ab = (w * z).sum(axis=0)
-            h_bb = w.sum(axis=0) + 1e-12
-            det = h_aa * h_bb - h_ab * h_ab
-            step_a = (h_bb * g_a - h_ab * g_b) / det
-            step_b = (h_aa * g_b - h_ab * g_a) / det
-            # backtracking: halve the step of every label whose loss would grow (heavy-tailed scores make
-            # plain Newton oscillate)
-            factor = np.ones_like(a)
-            for _ in range(60):
-                new_a, new_b = a - factor * step_a, b - factor * step_b
-                new_loss = _platt_loss(z, target, new_a, new_b, ridge)
-                worse = new_loss > loss + 1e-12 * np.abs(loss)
-                if not worse.any():
-                    break
-                factor[worse] *= 0.5
-            accept = ~worse
-            a[accept], b[accept], loss[accept] = new_a[accept], new_b[accept], new_loss[accept]
-            if np.max(np.abs(factor * step_a) + np.abs(factor * step_b)) < 1e-9:
-                break
-        reversed_ = a < 0
-        a[reversed_] = 0.0
-        b[reversed_] = np.log(base[reversed_] / (1.0 - base[reversed_]))
-        self.slope_, self.intercept_ = a, b
-        self.n_reversed_ = int(np.count_nonzero(reversed_))
-        return self
-
-    def transform(self, scores: np.ndarray) -> np.ndarray:
-        return _sigmoid((scores - self.center_) / self.scale_ * self.slope_ + self.intercept_)
-
-    #: the fitted arrays that define the map (saved with a strategy's rule)
-    STATE = ("center_", "scale_", "slope_", "intercept_")
-
-    def state(self) -> dict[str, np.ndarray]:
-        return {f"calibration_{name.rstrip('_')}": getattr(self, name) for name in self.STATE}
-
-    @classmethod
-    def from_state(cls, state: dict[str, np.ndarray]) -> "PlattCalibration":
-        calibration = cls()
-        for name in cls.STATE:
-            setattr(calibration, name, np.asarray(state[f"calibration_{name.rstrip('_')}"], dtype=np.float64))
-        return calibration
-
-
-def _platt_loss(z: np.ndarray, target: np.ndarray, a: np.ndarray, b: np.ndarray, ridge: float) -> np.ndarray:
-    """Per-label cross-entropy of sigmoid(a z + b) against the smoothed targets, plus ridge a^2 / 2."""
-    u = z * a + b
-    return (target * np.logaddexp(0.0, -u) + (1.0 - target) * np.logaddexp(0.0, u)).sum(axis=0) + 0.5 * ridge * a * a
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))  # overflow-free logistic
+def xcolumns_scores(scores):
+    """Scores as xCOLUMNs takes them: ``scipy.sparse.csr_matrix`` (it checks that class, csr_array fails) or
+    a dense float64 matrix."""
+    return sp.csr_matrix(scores) if sp.issparse(scores) else np.asarray(scores, dtype=np.float64)
 
 
 # ---------------------------------------------------------------------------------------------- objectives

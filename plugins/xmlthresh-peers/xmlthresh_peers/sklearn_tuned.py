@@ -14,7 +14,11 @@ same number as ``sklearn.metrics.fbeta_score(y, y_pred, beta=beta, zero_division
 about 60x faster (~4 ms per label with 100 thresholds instead of ~0.25 s); ``scorer="sklearn"`` uses
 ``make_scorer(fbeta_score, beta=beta, zero_division=0.0)`` itself. Labels without relevant documents in the
 fit split never predict; a label whose scores are all equal (no threshold to tune) predicts all documents.
-The Python loop over labels is refused beyond ``max_labels`` labels (``skip``).
+Sparse top-k scores are read one label column at a time (``ScoreColumns``: the unscored documents share a
+score below every scored one), never densified: memory O(nnz + documents). Time is a Python loop over the
+labels, O(documents) each (~4 ms per label with 100 thresholds), so ``skip`` refuses problems beyond
+``max_labels`` labels (default 5000, ~20 s; at 10^5 labels it would take minutes to hours): use ``scut``
+for the same per-label optimum at any scale.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.strategies.base import ScoreStrategy
 from xmlthresh.strategies.registry import STRATEGIES
 
-from ._common import MissingDependencyError, dense_scores
+from ._common import MissingDependencyError
+from ._platt import unscored_fill
 
 SCORERS = ("counts", "sklearn")
 SKLEARN_HINT = "pip install 'scikit-learn>=1.5'"
@@ -56,6 +61,25 @@ def fbeta_from_counts(y_true, y_pred, beta: float = 1.0) -> float:
     b2 = beta * beta
     return float((1.0 + b2) * tp / ((1.0 + b2) * tp + b2 * (np.count_nonzero(y_true) - tp)
                                     + (np.count_nonzero(y_pred) - tp)))
+
+
+class ScoreColumns:
+    """Label k's scores over all documents, one label at a time: a dense matrix's column, or for CSR scores
+    the stored entries of column k with the unscored documents at ``unscored_fill`` (below every scored
+    one). Memory O(nnz + documents): the (documents x labels) matrix is never built."""
+
+    def __init__(self, scores) -> None:
+        self.sparse = sp.issparse(scores)
+        self.scores = sp.csc_matrix(scores) if self.sparse else np.asarray(scores, dtype=np.float64)
+        self.fill = unscored_fill(scores) if self.sparse else -np.inf
+
+    def column(self, k: int) -> np.ndarray:
+        if not self.sparse:
+            return self.scores[:, k]
+        start, end = self.scores.indptr[k], self.scores.indptr[k + 1]
+        x = np.full(self.scores.shape[0], self.fill)
+        x[self.scores.indices[start:end]] = self.scores.data[start:end]
+        return x
 
 
 @STRATEGIES.register("sklearn_tuned")
@@ -113,7 +137,7 @@ class SklearnTunedThreshold(ScoreStrategy):
         beta = float(self.beta)
         scoring = (make_scorer(fbeta_from_counts, beta=beta) if self.scorer == "counts"
                    else make_scorer(fbeta_score, beta=beta, zero_division=0.0))
-        scores = dense_scores(split)
+        columns = ScoreColumns(split.scores)
         labels = split.labels.tocsc()
         column = ScoreColumn().fit()
         thresholds = np.full(split.n_labels, np.inf)  # no relevant document: never predict
@@ -122,7 +146,7 @@ class SklearnTunedThreshold(ScoreStrategy):
             relevant = labels.indices[labels.indptr[k]:labels.indptr[k + 1]]
             if len(relevant) == 0:
                 continue
-            x = scores[:, k]
+            x = columns.column(k)
             low, high = x.min(), x.max()
             if low == high:  # nothing to tune: every document or none; predict all (recall 1 beats 0)
                 thresholds[k] = low if split.include_predict_all else np.inf
@@ -143,7 +167,7 @@ class SklearnTunedThreshold(ScoreStrategy):
                                                thresholds=grid, cv="prefit", refit=False)
             thresholds[k] = tuned.fit(x[:, None], y).best_threshold_
         if sp.issparse(split.scores):  # at or below the unscored fill value: every document, scored or not
-            thresholds[thresholds <= scores.min()] = -np.inf
+            thresholds[thresholds <= columns.fill] = -np.inf
         self.score_thresholds_ = thresholds
         self.info_ = {"kind": self.kind, "thresholds": self.thresholds, "scorer": self.scorer,
                       "n_constant_labels": constant}

@@ -1,16 +1,24 @@
 """``xcolumns_fw``: xCOLUMNs' Frank-Wolfe search for a randomized classifier (Schultheis et al., "Consistent
 algorithms for multi-label classification with macro-at-k metrics", ICLR 2024; github.com/mwydmuch/xCOLUMNs).
 
-Fit: scores of the fit split -> probabilities by per-label Platt scaling (``_common``); Frank-Wolfe
+Fit: scores of the fit split -> probabilities by per-label Platt scaling (``_platt``); Frank-Wolfe
 (``xcolumns.frank_wolfe.find_classifier_using_fw``, the general function: the 0.0.2 convenience wrappers
 crash) maximises the objective on the fit split's expected confusion matrix, with no budget (k = 0). The
-result is a **randomized** classifier: a distribution over linear rules "predict label j when
-a_j eta_j + b_j > 0", one rule drawn per document. ``counts`` draws with ``seed``, so a fitted model
-predicts the same matrix every time.
+result is a **randomized** classifier: a distribution over linear rules with gains a_j eta_j + b_j, one rule
+drawn per document. ``counts`` draws with ``seed``, so a fitted model predicts the same matrix every time.
+
+Sparse top-k scores stay CSR end to end (calibration, Frank-Wolfe, prediction: xCOLUMNs' CSR paths), memory
+O(nnz + labels x iterations); an unscored entry has no probability and is never predicted. Dense scores use
+xCOLUMNs' dense paths. What xCOLUMNs 0.0.2 predicts differs between the two: a label is predicted where its
+gain is **>= 0 on CSR** scores and **> 0 on dense** scores (the initial rule ``top``, a = 1, b = -1/2:
+eta >= 1/2 or eta > 1/2).
 
 ``objective="f_macro"`` is F_beta(mean precision, mean recall) written on per-label tp, fp, fn;
 ``"macro_f"`` the mean of per-label F_beta. Both average over the labels with relevant documents in the fit
-split (the others get zero weight, hence the rule a = b = 0: never predicted). The rules are not cuts of a
+split. The others weigh 0, so every Frank-Wolfe rule after the initial one gives them the **zero rule**
+a = b = 0, gain 0: on CSR scores they are predicted at **every stored entry** (in the documents that draw
+such a rule), on dense scores never -- and in both where the initial rule fires (tested on a tiny instance:
+``test_frank_wolfe_labels_without_validation_positive_get_the_zero_rule``). The rules are not cuts of a
 ranking, so the data set's ``include_predict_all`` does not apply to them.
 """
 
@@ -26,11 +34,11 @@ from xmlthresh.strategies.registry import STRATEGIES
 from ._common import (
     PlattCalibration,
     XColumnsStrategy,
-    dense_labels,
-    dense_scores,
     f_macro_objective,
     import_xcolumns,
     macro_f_objective,
+    xcolumns_labels,
+    xcolumns_scores,
 )
 
 INITS = ("top", "random")
@@ -65,8 +73,8 @@ class XColumnsFrankWolfe(XColumnsStrategy):
     def fit_scores(self, split: ScoredSplit) -> "XColumnsFrankWolfe":
         self._check_params()
         frank_wolfe = import_xcolumns("frank_wolfe")
-        scores, labels = dense_scores(split), dense_labels(split)
-        self.calibration_ = PlattCalibration().fit(scores, labels)
+        scores, labels = xcolumns_scores(split.scores), xcolumns_labels(split)
+        self.calibration_ = PlattCalibration().fit(scores, split.labels)
         kept = split.n_relevant > 0
         weights = kept / max(int(kept.sum()), 1)
         make = f_macro_objective if self.objective == "f_macro" else macro_f_objective
@@ -108,5 +116,5 @@ class XColumnsFrankWolfe(XColumnsStrategy):
         """0/1 predictions (documents x labels) of the randomized classifier, drawn with ``seed``."""
         if not hasattr(self, "classifier_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit first")
-        eta = self.calibration_.transform(dense_scores(split))
+        eta = self.calibration_.transform(xcolumns_scores(split.scores))
         return self.classifier_.predict(eta, seed=int(self.seed))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import detmath
 from ..registry import CDE_DATASETS
 from .base import SyntheticCDE, check_sizes, relevance_summary
 
@@ -38,7 +39,7 @@ class Fork(SyntheticCDE):
     def centres(self, X: np.ndarray) -> np.ndarray:
         """Branch centres c_j(x) -> (m_rows, m, 2)."""
         angles = 2.0 * np.pi * np.arange(self.m) / self.m
-        direction = np.column_stack([np.cos(angles), np.sin(angles)])
+        direction = np.column_stack([detmath.cos(angles), detmath.sin(angles)])  # same bits on every CPU
         return SPREAD * relevance_summary(np.asarray(X, dtype=np.float64), self.nx)[:, None, None] * direction
 
     def sample_z(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -22,6 +22,7 @@ from typing import Sequence
 import numpy as np
 from scipy.special import ndtr
 
+from ... import detmath
 from ..registry import CDE_DATASETS
 from .base import SyntheticCDE, check_sizes, relevance_summary
 
@@ -94,7 +95,7 @@ class SURD(SyntheticCDE):
         """R(sign * theta) V in the (z1, z2) plane (leaves other coordinates alone)."""
         if self.nz == 1:
             return V
-        c, s = np.cos(theta), sign * np.sin(theta)
+        c, s = detmath.cos(theta), sign * detmath.sin(theta)  # same bits on every CPU (glibc: not)
         out = V.copy()
         out[:, 0] = c * V[:, 0] - s * V[:, 1]
         out[:, 1] = s * V[:, 0] + c * V[:, 1]
