@@ -114,3 +114,17 @@ def test_repeated_class_ids_are_an_error_unless_allowed(tmp_path, monkeypatch):
             DATASETS.build("ranked_lists", {"path": str(path), "cache": cache}).load()
         lists = DATASETS.build("ranked_lists", {"path": str(path), "cache": cache, "allow_duplicate_ids": True}).load()
         assert lists.label_ids.tolist() == [1, 1, 1]
+
+
+@pytest.mark.parametrize("name, params, message", [
+    ("knn", {"k": 2.5}, r"ranker.k must be an integer >= 1, got 2.5 \(float\)"),
+    ("knn", {"top_k": True}, r"ranker.top_k must be an integer >= 1 \(or null\), got True"),
+    ("br_logreg", {"C": "abc"}, r"ranker.C must be a finite number > 0, got 'abc'"),
+    ("br_logreg", {"C": float("nan")}, r"ranker.C must be a finite number > 0, got nan"),
+    ("br_logreg", {"max_iter": 10.5}, r"ranker.max_iter must be an integer >= 1, got 10.5"),
+])
+def test_ranker_parameters_are_checked_when_built(name, params, message):
+    from xmlthresh.rankers import RANKERS
+
+    with pytest.raises(ValueError, match=message):
+        RANKERS.build(name, params, check_available=False)
