@@ -134,3 +134,21 @@ def test_database_is_locked_is_retried_and_other_errors_are_not():
         retry_when_locked(lambda: {}["x"], "test")
     with pytest.raises(RuntimeError, match="database is locked"):
         retry_when_locked(lambda: (_ for _ in ()).throw(RuntimeError("database is locked")), "test", seconds=0.2)
+
+
+@pytest.mark.parametrize("sweep", [False, True])
+def test_the_cli_says_it_in_one_line_and_a_sweep_launches_no_job(isolated_home, tmp_path, sweep):
+    """A sweep's parent run is made in a Hydra callback, whose exceptions Hydra turns into a warning before it
+    launches every job anyway; the sweep now stops there."""
+    uri = f"http://127.0.0.1:{_free_port()}"
+    args = ["-m", "strategy=domain,independent"] if sweep else []
+    env = {**os.environ, "XMLTHRESH_HOME": str(isolated_home),
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "-m", "xmlthresh", *args, "dataset=example", f"tracking.uri={uri}",
+                           "plots=false"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 1
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == [f"xmlthresh: error: tracking server {uri} is not reachable ([Errno 111] Connection refused); "
+                     "start it (mlflow server --host ... --port ...), fix tracking.uri, or run with "
+                     "tracking.enabled=false"], proc.stderr
+    assert "Launching" not in proc.stdout + proc.stderr
