@@ -17,15 +17,16 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from .data.download import DataUnavailableError
+from .files import WriteFailedError
 from .paths import config_search_dirs, runs_dir
 from .registry import UnavailableError, UnknownNameError
 
 log = logging.getLogger("xmlthresh")
 
 #: errors caused by the input or the configuration (malformed files, inconsistent data, bad parameters are
-#: ValueErrors; unknown names, missing data, a plugin whose dependency is not installed): reported as one
-#: line, without a traceback
-USER_ERRORS = (ValueError, DataUnavailableError, UnknownNameError, UnavailableError)
+#: ValueErrors; unknown names, missing data, a plugin whose dependency is not installed) or the place files
+#: go (a full disk, a read-only directory): reported as one line, without a traceback
+USER_ERRORS = (ValueError, DataUnavailableError, UnknownNameError, UnavailableError, WriteFailedError)
 
 
 def register_resolvers() -> None:
