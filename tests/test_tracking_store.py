@@ -152,3 +152,35 @@ def test_the_cli_says_it_in_one_line_and_a_sweep_launches_no_job(isolated_home, 
                      "start it (mlflow server --host ... --port ...), fix tracking.uri, or run with "
                      "tracking.enabled=false"], proc.stderr
     assert "Launching" not in proc.stdout + proc.stderr
+
+
+def test_three_processes_share_a_tracking_server(tmp_path):
+    """The store for many nodes: an MLflow tracking server (``mlflow server``); the same race through it."""
+    import signal
+    import urllib.request
+
+    port = _free_port()
+    mlflow_cli = Path(sys.executable).parent / "mlflow"
+    server = subprocess.Popen(
+        [str(mlflow_cli), "server", "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
+         "--default-artifact-root", (tmp_path / "artifacts").as_uri(), "--host", "127.0.0.1", "--port", str(port),
+         "--workers", "1"],
+        env={**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True)
+    uri = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                urllib.request.urlopen(f"{uri}/health", timeout=5).close()
+                break
+            except OSError:
+                assert server.poll() is None, "mlflow server exited"
+                assert time.monotonic() < deadline, "mlflow server did not come up within 180 s"
+                time.sleep(0.5)
+        for result in _race(uri):
+            assert result.returncode == 0, result.stderr[-3000:]
+        assert _finished_runs(uri) == 3
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)

@@ -134,12 +134,12 @@ def open_store(uri: str | None) -> str:
     one line naming the URI and the problem instead of minutes of retries) and opened once per process under
     its file lock, so that a new sqlite store is created and migrated by exactly one of several processes
     starting at once. Every function here that writes to a store goes through it."""
-    import mlflow
-
     uri = uri or default_tracking_uri()
     if uri not in _OPENED:
+        check_store(uri)  # before importing mlflow (seconds): a store that cannot be used fails at once
+        import mlflow
+
         _quiet_mlflow_logging()
-        check_store(uri)
         with store_lock(uri):
             retry_when_locked(lambda: mlflow.MlflowClient(uri).search_experiments(max_results=1), f"opening {uri}")
         _OPENED.add(uri)
@@ -150,17 +150,23 @@ def ensure_experiment(uri: str, name: str) -> str:
     """Create the store and the experiment if needed (call in the launching process); returns its id.
 
     Under the store's lock: of several processes starting at once one creates the experiment, the others
-    find it."""
+    find it (a tracking server, which has no file lock: the one that loses the creation looks it up)."""
+    uri = open_store(uri)
     import mlflow
 
-    uri = open_store(uri)
     mlflow.set_tracking_uri(uri)
 
     def get_or_create() -> str:
         experiment = mlflow.get_experiment_by_name(name)
         if experiment is not None:
             return experiment.experiment_id
-        return mlflow.create_experiment(name, artifact_location=artifact_root_for(uri))
+        try:
+            return mlflow.create_experiment(name, artifact_location=artifact_root_for(uri))
+        except mlflow.exceptions.MlflowException as exc:
+            # a tracking server has no file lock: another process created it between the look-up and here
+            if exc.error_code != "RESOURCE_ALREADY_EXISTS":
+                raise
+            return mlflow.get_experiment_by_name(name).experiment_id
 
     with store_lock(uri):
         return retry_when_locked(get_or_create, f"experiment {name!r} in {uri}")
@@ -287,12 +293,12 @@ def tracked_run(
     if not enabled:
         yield Tracker(None)
         return
+    uri = uri or default_tracking_uri()
+    experiment_id = ensure_experiment(uri, experiment)  # checks the store first
     import mlflow
 
     _quiet_mlflow_logging()
 
-    uri = uri or default_tracking_uri()
-    experiment_id = ensure_experiment(uri, experiment)
     run_tags = {"git_commit": git_commit(), "xmlthresh_version": __version__, **(tags or {})}
     if parent_run_id:
         run_tags["mlflow.parentRunId"] = parent_run_id
