@@ -38,7 +38,8 @@ DATASETS_TIMED: dict[str, dict[str, Any]] = {
     "wikilshtc": {"loader": "wikilshtc"},
     "delicious": {"loader": "mulan", "name": "delicious"},
     "espgame": {"loader": "ranked_lists", "path": "berger/ESPGameNN.txt", "cache": True},
-    "example": {"loader": "ranked_lists", "path": "berger/Example.txt", "cache": True},
+    "example": {"loader": "ranked_lists", "path": "berger/Example.txt", "cache": True,
+                "allow_duplicate_ids": True},  # the reference file repeats class id 0
 }
 
 _LOADED: dict[str, Any] = {}

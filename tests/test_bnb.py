@@ -206,7 +206,8 @@ def test_espgame_optimum_is_proved(espgame, beta, optimum):
 
 @pytest.mark.realdata
 def test_example_optimum_is_proved(real_data):
-    example = DATASETS.get("ranked_lists")(path="berger/Example.txt", num_docs=7, name="example").load()
+    example = DATASETS.get("ranked_lists")(path="berger/Example.txt", num_docs=7, name="example",
+                                           allow_duplicate_ids=True).load()
     model = domain(refine="bnb").fit_lists(example)
     assert model.info_["refine_status"] == "proved" and model.upper_bound_ - model.lower_bound_ <= 1e-9
     assert model.f_macro_ == pytest.approx(0.7179654, abs=1e-7)

@@ -73,3 +73,74 @@ def test_data_are_synced_before_the_rename(tmp_path, monkeypatch):
     write_bytes_atomic(tmp_path / "x", b"data")
     assert events[:2] == ["fsync", "replace"]  # the file, then the rename (then the directory, where possible)
     assert (tmp_path / "x").read_bytes() == b"data"
+
+
+def test_a_full_disk_is_one_error_naming_the_file_and_no_temporary_is_left(tmp_path):
+    """OSError [Errno 28] reached the user as a raw traceback without the path (issue 17)."""
+    import errno
+
+    from xmlthresh.files import WriteFailedError
+
+    target = tmp_path / "run" / "thresholds.csv"
+    with pytest.raises(WriteFailedError) as info:
+        with atomic_output(target) as out:  # a fake writer: the disk fills up mid-write
+            out.write(b"label_id,cut\n")
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert str(info.value) == (f"cannot write {target}: No space left on device; free space there or write "
+                               "elsewhere (hydra.run.dir, XMLTHRESH_HOME, XMLTHRESH_CACHE)")
+    assert info.value.errno == errno.ENOSPC and isinstance(info.value, OSError)
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_an_unwritable_place_is_one_error_naming_the_file(tmp_path, monkeypatch):
+    import errno
+
+    from xmlthresh import files
+
+    def refuse(path):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(files, "_create_temporary", refuse)
+    with pytest.raises(files.WriteFailedError, match=rf"^cannot write {tmp_path / 'x.json'}: Read-only file system; "
+                                                     "the place is not writable"):
+        files.write_json_atomic(tmp_path / "x.json", {"a": 1})
+
+
+def test_other_writer_errors_propagate_unchanged(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        with atomic_output(tmp_path / "y.bin"):
+            raise FileNotFoundError(2, "the input the writer reads is gone")
+
+
+def test_a_run_that_cannot_write_its_result_leaves_none_of_its_files(tmp_path, monkeypatch):
+    """A full disk at result.json left thresholds.csv and the PNGs behind (README: a failed run leaves no
+    partial result); the run's files are now removed together."""
+    import errno
+
+    from xmlthresh import files
+    from xmlthresh.job import run_job
+
+    real = files._create_temporary
+
+    def disk_full_at_the_result(path):
+        if path.name == "result.json":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path)
+
+    monkeypatch.setattr(files, "_create_temporary", disk_full_at_the_result)
+    run_dir = tmp_path / "run"
+    (run_dir / ".hydra").mkdir(parents=True)
+    (run_dir / ".hydra" / "config.yaml").write_text("strategy: domain\n")  # Hydra's, there before the run
+    cfg = {"strategy": {"name": "domain"}, "dataset": {"loader": "synthetic", "n_labels": 20, "num_docs": 100},
+           "warm_up": False, "plots": True, "tracking": {"enabled": False}}
+    with pytest.raises(files.WriteFailedError, match=rf"cannot write {run_dir / 'result.json'}: No space left") as info:
+        run_job(cfg, run_dir)
+    from xmlthresh.cli import USER_ERRORS
+
+    assert isinstance(info.value, USER_ERRORS)  # the CLI prints it as one line, no traceback
+    assert sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()) == [
+        ".hydra/config.yaml"]
+    monkeypatch.setattr(files, "_create_temporary", real)
+    run_job(cfg, run_dir)  # with space, the same run writes every file
+    assert {"result.json", "thresholds.csv"} <= {p.name for p in run_dir.iterdir()}
+    assert any(p.suffix == ".png" for p in run_dir.iterdir())

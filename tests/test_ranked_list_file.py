@@ -47,6 +47,15 @@ def test_unranked_relevant_documents_of_complete_lists_are_allowed_with_a_warnin
         (b"0 1 1 0 0\n", 2, r"line 1: list of 3 documents is longer than num_docs = 2"),
         (b"0 1 1 0 0\n1 1 0 1\n", None, r"line 2: lists have different lengths \(3 and 2\); pass num_docs"),
         (b"0 1 1 0\n", 0, r"num_docs must be >= 1"),
+        # issue 17: a size above m gave precision 1.375 and a "certified" F-macro above 1
+        (b"1 9 1 0 1 0\n", 4, r"line\(s\) 1 \(class id\(s\) 1\): size larger than num_docs = 4"),
+        (b"1 9 1 0 1 0\n", None, r"size larger than num_docs = 4, .* \(1 label\(s\) affected; e.g. size 9\)"),
+        (b"".join(b"%d 20 1 0\n" % k for k in range(8)), 10,
+         r"line\(s\) 1, 2, 3, 4, 5 and 3 more \(class id\(s\) 0, 1, 2, 3, 4 and 3 more\): size larger"),
+        # duplicate ids: thresholds.csv had three rows label_id=1 that cannot be mapped back
+        (b"1 1 1 0\n1 1 0 1\n2 1 1 0\n1 2 1 1\n", None, r"class id 1 appears on lines 1, 2, 4; class ids must be "
+                                                        r"unique \(1 id\(s\) repeated\)"),
+        (b"7 1 1 0\n3 1 0 1\n3 1 1 0\n7 1 1 0\n", None, r"class id 7 appears on lines 1, 4; .* \(2 id\(s\) repeated\)"),
     ],
 )
 def test_malformed_input_names_file_line_and_problem(content, num_docs, message):

@@ -49,6 +49,8 @@ def test_first_labels():
         (dict(relevant_rank=[1], label_ptr=[0, 1], list_length=[3, 3], n_relevant=[1], num_docs=5),
          "shape mismatch"),
         (dict(relevant_rank=[], label_ptr=[0], list_length=[], n_relevant=[], num_docs=5), "no labels"),
+        (dict(relevant_rank=[1], label_ptr=[0, 1], list_length=[3], n_relevant=[6], num_docs=5),
+         "label 0 \\(index 0\\): size \\(relevant documents of the label\\) larger than num_docs = 5"),
     ],
 )
 def test_inconsistent_data_is_rejected(kwargs, message):
@@ -69,3 +71,12 @@ def test_digest_names_the_data_exactly():
     assert dataclasses.replace(lists, relevant_rank=moved).digest() != lists.digest()
     assert dataclasses.replace(lists, num_docs=51).digest() != lists.digest()
     assert dataclasses.replace(lists, include_predict_all=False).digest() != lists.digest()
+
+
+def test_sizes_above_num_docs_name_the_first_labels_and_the_count():
+    """WikiLSHTC with num_docs=1000 has 31 labels with more relevant documents than that: say which."""
+    sizes = [1] * 3 + [50] * 31
+    lists = [[1, 0]] * len(sizes)
+    with pytest.raises(RankedListsError, match=r"labels 103, 104, 105, 106, 107 and 26 more \(first at index 3\): "
+                                               r"size .* larger than num_docs = 40.* \(31 label\(s\) affected\)"):
+        RankedLists.from_relevance_lists(lists, sizes, num_docs=40, label_ids=np.arange(100, 100 + len(sizes)))

@@ -15,7 +15,8 @@ def espgame(real_data):
 
 @pytest.fixture
 def example(real_data):
-    return DATASETS.get("ranked_lists")(path="berger/Example.txt", num_docs=7, name="example").load()
+    return DATASETS.get("ranked_lists")(path="berger/Example.txt", num_docs=7, name="example",
+                                        allow_duplicate_ids=True).load()
 
 
 def test_espgame_domain_optimum_is_certified(espgame):

@@ -13,6 +13,7 @@ gets (``tempfile.mkstemp`` would create it 0o600, and the rename would keep that
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -24,21 +25,55 @@ import numpy as np
 _NEW_FILE_MODE = 0o666  # the kernel applies the umask (and default ACLs), as for open(path, "w")
 
 
+#: errors of the file system itself (full, over quota, read-only, refused, failing): reported as
+#: :class:`WriteFailedError` naming the file; other errors of a writer propagate unchanged
+_STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM,
+                             errno.EIO})
+
+
+class WriteFailedError(OSError):
+    """A file that could not be written because of where it goes (a full disk, a read-only directory); the
+    message names the file and the reason, so the CLI can show it as one line."""
+
+    def __str__(self) -> str:  # the message alone, without OSError's "[Errno 28]" prefix
+        return str(self.strerror)
+
+
+def _write_failed(path: Path, exc: OSError) -> WriteFailedError:
+    hint = ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        hint = "; free space there or write elsewhere (hydra.run.dir, XMLTHRESH_HOME, XMLTHRESH_CACHE)"
+    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        hint = "; the place is not writable: write elsewhere (hydra.run.dir, XMLTHRESH_HOME, XMLTHRESH_CACHE)"
+    return WriteFailedError(exc.errno, f"cannot write {path}: {exc.strerror or exc}{hint}")
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
     """A binary file object whose content replaces ``path`` when the block ends without an exception.
 
     The parent directory is created when missing. Use it for writers that need a file object (``np.savez``,
-    a download streamed to disk); :func:`write_bytes_atomic` for data already in memory."""
+    a download streamed to disk); :func:`write_bytes_atomic` for data already in memory. A full disk or an
+    unwritable place raises :class:`WriteFailedError` naming ``path`` (the temporary file removed)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp, handle = _create_temporary(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp, handle = _create_temporary(path)
+    except OSError as exc:
+        if exc.errno in _STORAGE_ERRNOS:
+            raise _write_failed(path, exc) from exc
+        raise
     try:
         with os.fdopen(handle, "wb") as out:
             yield out
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.errno in _STORAGE_ERRNOS and not isinstance(exc, WriteFailedError):
+            raise _write_failed(path, exc) from exc
+        raise
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -23,12 +23,14 @@ log = logging.getLogger("xmlthresh")
 
 def user_errors() -> tuple[type[BaseException], ...]:
     """Errors caused by the input or the configuration (malformed files, inconsistent data, bad parameters are
-    ValueErrors; unknown names, missing data, a plugin whose dependency is not installed): reported as one
-    line, without a traceback. Imported when an error happens, not with the module (``--help`` stays light)."""
+    ValueErrors; unknown names, missing data, a plugin whose dependency is not installed) or the place files
+    go (a full disk, a read-only directory): reported as one line, without a traceback. Imported when an
+    error happens, not with the module (``--help`` stays light)."""
     from .data.download import DataUnavailableError
+    from .files import WriteFailedError
     from .registry import UnavailableError, UnknownNameError
 
-    return (ValueError, DataUnavailableError, UnknownNameError, UnavailableError)
+    return (ValueError, DataUnavailableError, UnknownNameError, UnavailableError, WriteFailedError)
 
 
 register_resolvers()

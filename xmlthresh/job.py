@@ -8,8 +8,9 @@ Usable without Hydra (``run_job(config_dict, run_dir)``); the CLI is a thin laye
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from . import __version__
 from .files import write_json_atomic
@@ -64,22 +65,23 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
         base = {"task": task, "version": __version__, "git_commit": git_commit(), "mlflow_run_id": tracker.run_id,
                 "run_dir": str(run_dir)}
         draw = draws_pictures(cfg.get("plots", "auto"), context)
-        if task == "cde":
-            from .cde_task import run_cde_task  # the CDE package only for CDE runs
-
-            result, pictures = run_cde_task(cfg, run_dir, tracker, base, _parallelism(context), draw=draw)
-        else:
-            from .threshold_task import run_threshold_task
-
-            result, pictures = run_threshold_task(cfg, run_dir, tracker, base, _parallelism(context), draw=draw)
         result_path = run_dir / "result.json"
-        write_json_atomic(result_path, result)
+        with files_as_one_unit(run_dir):
+            if task == "cde":
+                from .cde_task import run_cde_task  # the CDE package only for CDE runs
+
+                result, pictures = run_cde_task(cfg, run_dir, tracker, base, _parallelism(context), draw=draw)
+            else:
+                from .threshold_task import run_threshold_task
+
+                result, pictures = run_threshold_task(cfg, run_dir, tracker, base, _parallelism(context), draw=draw)
+            write_json_atomic(result_path, result)
+            drawn = pictures() if pictures is not None else []  # after result.json: off the critical path
         if not result.get("skipped"):
             tracker.log_metrics(numeric_metrics(result, exclude=_NOT_METRICS))
         tracker.log_artifact(result_path)
-        if pictures is not None:  # off the critical path: the result is written and logged already
-            for path in pictures():
-                tracker.log_artifact(path)
+        for path in drawn:
+            tracker.log_artifact(path)
     return result
 
 
@@ -91,6 +93,28 @@ def draws_pictures(plots: Any, context: Mapping[str, Any]) -> bool:
     if isinstance(plots, bool):
         return plots
     raise ConfigError(f"plots must be true, false or auto, got {plots!r}")
+
+
+@contextmanager
+def files_as_one_unit(run_dir: Path) -> Iterator[None]:
+    """The files a run writes into ``run_dir`` (thresholds.csv, grid.csv, plots, result.json) as one unit:
+    when the block fails -- a full disk at result.json, an error after the plots -- the files it created are
+    removed again, so a failed run leaves no partial result (thresholds and plots without result.json).
+    Files that were there before (Hydra's ``.hydra/`` and log) stay."""
+    before = _files_in(run_dir)
+    try:
+        yield
+    except BaseException:
+        for path in sorted(_files_in(run_dir) - before):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:  # never hide the run's own error behind a cleanup problem
+                log.warning("could not remove the partial file %s: %s", path, exc)
+        raise
+
+
+def _files_in(directory: Path) -> set[Path]:
+    return {path for path in directory.rglob("*") if path.is_file()} if directory.is_dir() else set()
 
 
 def _run_name(cfg: Mapping[str, Any], task: str) -> str:

@@ -23,11 +23,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import numpy as np
-
 from .data.multilabel import MultiLabelData, ScoreData
 from .data.ranked_lists import RankedLists
 from .registry import ConfigError
+from .validation import check_int
 
 
 def loader_seeds(data: Any, dataset: Any) -> dict[str, int]:
@@ -66,6 +65,7 @@ def seeds_used(run_seed: int, loader: Mapping[str, int], data: RankedLists | Sco
 
 def run_seed(value: Any) -> int:
     """The top-level seed, strictly an integer (``seed=1.5`` or ``seed=true`` is an error, not truncated)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ConfigError(f"seed must be an integer, got {value!r} ({type(value).__name__})")
-    return int(value)
+    try:
+        return check_int("seed", value)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None

@@ -11,6 +11,7 @@ unless ``force=true``). A sweep with a failed job ends FAILED and the command ex
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from .files import write_text_atomic
 from .tracking import (default_tracking_uri, finish_sweep_parent, log_files_to_run, start_sweep_parent,
                        sweep_children)
+from .tracking_store import TrackingStoreError
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +58,13 @@ class MlflowSweepCallback(Callback):
         sweep_dir.mkdir(parents=True, exist_ok=True)
         arguments = " ".join(config.hydra.overrides.task)
         launcher = OmegaConf.select(config, "hydra.launcher._target_", default="?")
-        parent = start_sweep_parent(uri, tracking.get("experiment", "xmlthresh"), sweep_dir, arguments, launcher)
+        try:
+            parent = start_sweep_parent(uri, tracking.get("experiment", "xmlthresh"), sweep_dir, arguments, launcher)
+        except TrackingStoreError as exc:
+            # Hydra turns a callback's exception into a warning and launches every job anyway (each failing
+            # on the same store): stop the sweep here with the one line (SystemExit passes Hydra's handler)
+            print(f"xmlthresh: error: {exc}", file=sys.stderr)
+            raise SystemExit(1) from None
         write_text_atomic(sweep_dir / PARENT_FILE, parent + "\n")
         log.info("sweep parent run %s in %s", parent, uri)
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, NamedTuple
 
 from . import __version__
 from .paths import runs_dir, source_checkout
+from .tracking_store import check_store, retry_when_locked, store_lock
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,7 +90,8 @@ def numeric_metrics(result: Mapping[str, Any], exclude: tuple[str, ...] = ()) ->
 
 
 class Tracker:
-    """Logs one run; use :func:`tracked_run` to get one. A disabled tracker does nothing."""
+    """Logs one run; use :func:`tracked_run` to get one. A disabled tracker does nothing. Writes that SQLite
+    refuses with "database is locked" (other runs writing the same store) are retried."""
 
     def __init__(self, mlflow_module: Any | None) -> None:
         self._mlflow = mlflow_module
@@ -104,15 +106,15 @@ class Tracker:
     def log_params(self, params: Mapping[str, Any]) -> None:
         if self._mlflow is not None:
             clean = {k: ("null" if v is None else str(v)[:_MAX_PARAM_LENGTH]) for k, v in params.items()}
-            self._mlflow.log_params(clean)
+            retry_when_locked(lambda: self._mlflow.log_params(clean), "logging params")
 
     def log_metrics(self, metrics: Mapping[str, float]) -> None:
         if self._mlflow is not None and metrics:
-            self._mlflow.log_metrics(dict(metrics))
+            retry_when_locked(lambda: self._mlflow.log_metrics(dict(metrics)), "logging metrics")
 
     def set_tags(self, tags: Mapping[str, Any]) -> None:
         if self._mlflow is not None:
-            self._mlflow.set_tags({k: str(v) for k, v in tags.items()})
+            retry_when_locked(lambda: self._mlflow.set_tags({k: str(v) for k, v in tags.items()}), "setting tags")
 
     def log_artifact(self, path: Path) -> None:
         if self._mlflow is not None:
@@ -123,17 +125,51 @@ class Tracker:
             self._mlflow.log_text(text, name)
 
 
+#: stores this process has checked and opened (created and migrated when new) -- once per process
+_OPENED: set[str] = set()
+
+
+def open_store(uri: str | None) -> str:
+    """The store ``uri`` (the default one for None), checked (:func:`~xmlthresh.tracking_store.check_store`:
+    one line naming the URI and the problem instead of minutes of retries) and opened once per process under
+    its file lock, so that a new sqlite store is created and migrated by exactly one of several processes
+    starting at once. Every function here that writes to a store goes through it."""
+    uri = uri or default_tracking_uri()
+    if uri not in _OPENED:
+        check_store(uri)  # before importing mlflow (seconds): a store that cannot be used fails at once
+        import mlflow
+
+        _quiet_mlflow_logging()
+        with store_lock(uri):
+            retry_when_locked(lambda: mlflow.MlflowClient(uri).search_experiments(max_results=1), f"opening {uri}")
+        _OPENED.add(uri)
+    return uri
+
+
 def ensure_experiment(uri: str, name: str) -> str:
-    """Create the store and the experiment if needed (call in the launching process); returns its id."""
+    """Create the store and the experiment if needed (call in the launching process); returns its id.
+
+    Under the store's lock: of several processes starting at once one creates the experiment, the others
+    find it (a tracking server, which has no file lock: the one that loses the creation looks it up)."""
+    uri = open_store(uri)
     import mlflow
 
-    if uri.startswith("sqlite:///"):
-        Path(uri[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
     mlflow.set_tracking_uri(uri)
-    experiment = mlflow.get_experiment_by_name(name)
-    if experiment is not None:
-        return experiment.experiment_id
-    return mlflow.create_experiment(name, artifact_location=artifact_root_for(uri))
+
+    def get_or_create() -> str:
+        experiment = mlflow.get_experiment_by_name(name)
+        if experiment is not None:
+            return experiment.experiment_id
+        try:
+            return mlflow.create_experiment(name, artifact_location=artifact_root_for(uri))
+        except mlflow.exceptions.MlflowException as exc:
+            # a tracking server has no file lock: another process created it between the look-up and here
+            if exc.error_code != "RESOURCE_ALREADY_EXISTS":
+                raise
+            return mlflow.get_experiment_by_name(name).experiment_id
+
+    with store_lock(uri):
+        return retry_when_locked(get_or_create, f"experiment {name!r} in {uri}")
 
 
 CONFIG_HASH_TAG = "xmlthresh.config_hash"
@@ -150,7 +186,7 @@ def finished_run_with_hash(uri: str | None, experiment: str, digest: str) -> str
     import mlflow
 
     _quiet_mlflow_logging()
-    client = mlflow.MlflowClient(uri or default_tracking_uri())
+    client = mlflow.MlflowClient(open_store(uri))
     found = client.get_experiment_by_name(experiment)
     if found is None:
         return None
@@ -186,12 +222,10 @@ def start_sweep_parent(uri: str | None, experiment: str, sweep_dir: Path, argume
     uri = uri or default_tracking_uri()
     experiment_id = ensure_experiment(uri, experiment)
     client = mlflow.MlflowClient(uri)
-    run = client.create_run(
-        experiment_id,
-        run_name=f"sweep {sweep_dir.name}",
-        tags={"xmlthresh.sweep": "parent", "sweep_dir": str(sweep_dir), "git_commit": git_commit(),
-              "mlflow.note.content": f"python -m xmlthresh -m {arguments}"},
-    )
+    tags = {"xmlthresh.sweep": "parent", "sweep_dir": str(sweep_dir), "git_commit": git_commit(),
+            "mlflow.note.content": f"python -m xmlthresh -m {arguments}"}
+    run = retry_when_locked(lambda: client.create_run(experiment_id, run_name=f"sweep {sweep_dir.name}", tags=tags),
+                            "creating the sweep's parent run")
     client.log_param(run.info.run_id, "arguments", arguments[:_MAX_PARAM_LENGTH])
     client.log_param(run.info.run_id, "launcher", launcher)
     return run.info.run_id
@@ -259,16 +293,18 @@ def tracked_run(
     if not enabled:
         yield Tracker(None)
         return
+    uri = uri or default_tracking_uri()
+    experiment_id = ensure_experiment(uri, experiment)  # checks the store first
     import mlflow
 
     _quiet_mlflow_logging()
 
-    uri = uri or default_tracking_uri()
-    experiment_id = ensure_experiment(uri, experiment)
     run_tags = {"git_commit": git_commit(), "xmlthresh_version": __version__, **(tags or {})}
     if parent_run_id:
         run_tags["mlflow.parentRunId"] = parent_run_id
-    run = mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags={k: str(v) for k, v in run_tags.items()})
+    run = retry_when_locked(lambda: mlflow.start_run(experiment_id=experiment_id, run_name=run_name,
+                                                     tags={k: str(v) for k, v in run_tags.items()}),
+                            f"starting a run in {uri}")
     tracker = Tracker(mlflow)
     try:
         yield tracker
@@ -276,10 +312,10 @@ def tracked_run(
         try:
             tracker.set_tags({"error": f"{type(exc).__name__}: {exc}"[:5000]})
         finally:
-            mlflow.end_run(status="FAILED")
+            retry_when_locked(lambda: mlflow.end_run(status="FAILED"), "ending the run")
         raise
     else:
-        mlflow.end_run(status="FINISHED")
+        retry_when_locked(lambda: mlflow.end_run(status="FINISHED"), "ending the run")
     finally:
         log.debug("mlflow run %s ended", run.info.run_id)
 

@@ -1,4 +1,6 @@
-"""Checks of user input at the public boundary: score matrices, label matrices and their agreement.
+"""Checks of user input at the public boundary: score matrices, label matrices and their agreement, and the
+scalar parameters of every config group (:func:`check_int`, :func:`check_number`, :func:`check_bool`,
+:func:`check_beta`, used by the plugins' ``_check_params``).
 
 Everything the library is handed from outside (``fit_thresholds``, a strategy's ``fit(scores, labels)`` /
 ``predict(scores)``, ``ThresholdClassifier``) goes through these functions once; deeper code trusts its
@@ -27,6 +29,76 @@ import scipy.sparse as sp
 
 class InputError(ValueError):
     """Invalid user input (scores, labels, thresholds files); the message says what to do."""
+
+
+#: the accepted range of beta: beyond it F_beta is numerically precision alone (or recall alone), and
+#: b^2 * (counts) in the kernels would approach overflow (beta = 1e200 overflows b^2 itself)
+BETA_RANGE = (1e-6, 1e6)
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def check_int(name: str, value: Any, minimum: int | None = None, maximum: int | None = None, *,
+              optional: bool = False) -> int | None:
+    """``value`` as an int within [minimum, maximum], or an :class:`InputError` naming ``name``, the value and
+    the expected range. Floats (even 4.0: a config that says 4.5 meant something else), booleans and text are
+    rejected, never truncated; ``optional`` also accepts None (returned as None)."""
+    if value is None and optional:
+        return None
+    expected = _int_range(minimum, maximum) + (" (or null)" if optional else "")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"{name} must be {expected}, got {value!r} ({_type_name(value)})")
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        raise InputError(f"{name} must be {expected}, got {value!r}")
+    return int(value)
+
+
+def _int_range(minimum: int | None, maximum: int | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f"an integer in [{minimum}, {maximum}]"
+    if minimum is not None:
+        return f"an integer >= {minimum}"
+    if maximum is not None:
+        return f"an integer <= {maximum}"
+    return "an integer"
+
+
+def check_number(name: str, value: Any, minimum: float | None = None, maximum: float | None = None, *,
+                 strict_minimum: bool = False) -> float:
+    """``value`` as a finite float within the range (``strict_minimum``: ``> minimum``), or an
+    :class:`InputError` naming ``name``, the value and the range; booleans, text, NaN and infinities are
+    rejected."""
+    low = "" if minimum is None else f"{'>' if strict_minimum else '>='} {minimum:g}"
+    high = "" if maximum is None else f"<= {maximum:g}"
+    expected = "a finite number" + (f" {low}" if low else "") + (" and" if low and high else "") + \
+        (f" {high}" if high else "")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(f"{name} must be {expected}, got {value!r} ({_type_name(value)})")
+    number = float(value)
+    too_low = minimum is not None and (number <= minimum if strict_minimum else number < minimum)
+    if not np.isfinite(number) or too_low or (maximum is not None and number > maximum):
+        raise InputError(f"{name} must be {expected}, got {value!r}")
+    return number
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """``value`` as a bool: only true/false are accepted (a string such as ``maybe`` or ``no`` is truthy in
+    Python and would silently mean true)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be true or false, got {value!r} ({_type_name(value)})")
+    return bool(value)
+
+
+def check_beta(value: Any) -> float:
+    """beta of F_beta as a float in :data:`BETA_RANGE` (see there why it is bounded)."""
+    low, high = BETA_RANGE
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not low <= float(value) <= high:
+        raise InputError(f"beta must be a number in [{low:g}, {high:g}] (F_beta weights recall beta times as "
+                         f"much as precision), got {value!r} ({_type_name(value)})")
+    return float(value)
 
 
 def check_scores(scores: Any, *, n_labels: int | None = None, what: str = "scores") -> np.ndarray | sp.csr_matrix:

@@ -47,20 +47,23 @@ def read_ranked_lists(
     member: str | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: bool = True,
+    allow_duplicate_ids: bool = False,
 ) -> RankedLists:
     """Parse ``path`` -- a ranked-list file, or a zip archive holding one -- into :class:`RankedLists`.
 
     ``num_docs`` is m, the number of documents of the evaluation set. It is required when lists are
     truncated; when omitted, every list must have the same length L and m = L (complete lists).
     ``member`` picks the file inside a zip (default: its only file). ``chunk_size`` bytes are read at a
-    time; ``progress`` shows the progress of long reads. Every call parses: for the cached read use
+    time; ``progress`` shows the progress of long reads. A class id on two lines is an error (thresholds.csv
+    maps its rows back by id) unless ``allow_duplicate_ids`` (the reference ``Example.txt``: 80 copies of
+    label 0). Every call parses: for the cached read use
     :func:`xmlthresh.datasets.ranked_list_cache.cached_ranked_lists` (same parameters).
     """
     path = Path(path)
     name = name or path.stem
     source = open_source(path, member)
     return parse_source(source, num_docs=num_docs, include_predict_all=include_predict_all, name=name,
-                        chunk_size=chunk_size, progress=progress)
+                        chunk_size=chunk_size, progress=progress, allow_duplicate_ids=allow_duplicate_ids)
 
 
 def parse_ranked_lists(
@@ -70,12 +73,13 @@ def parse_ranked_lists(
     include_predict_all: bool = True,
     name: str = "",
     chunk_size: int = DEFAULT_CHUNK_SIZE,
+    allow_duplicate_ids: bool = False,
 ) -> RankedLists:
     """Parse the bytes of a ranked-list file (``source`` names it in error messages)."""
     parser = _BlockParser(source)
     for block in bytes_blocks(data, chunk_size):
         parser.feed(block)
-    return parser.result(num_docs, include_predict_all, name)
+    return parser.result(num_docs, include_predict_all, name, allow_duplicate_ids)
 
 
 def parse_source(
@@ -85,13 +89,14 @@ def parse_source(
     name: str = "",
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: bool = True,
+    allow_duplicate_ids: bool = False,
 ) -> RankedLists:
     """Stream ``source`` (a plain file or a zip member) through the parsing kernel."""
     parser = _BlockParser(source.display)
     with line_blocks(source, chunk_size, progress) as blocks:
         for block in blocks:
             parser.feed(block)
-    return parser.result(num_docs, include_predict_all, name)
+    return parser.result(num_docs, include_predict_all, name, allow_duplicate_ids)
 
 
 class _BlockParser:
@@ -112,7 +117,8 @@ class _BlockParser:
         if len(arrays[0]):
             self.parts.append(tuple(arrays))
 
-    def result(self, num_docs: int | None, include_predict_all: bool, name: str) -> RankedLists:
+    def result(self, num_docs: int | None, include_predict_all: bool, name: str,
+               allow_duplicate_ids: bool = False) -> RankedLists:
         source = self.source
         if not self.parts:
             raise RankedListFormatError(f"{source}: the file is empty (no ranked lists)")
@@ -140,10 +146,53 @@ class _BlockParser:
                 f"{source} line {line_of_label[k]}: list of {lengths[k]} documents is longer than "
                 f"num_docs = {num_docs} ({int(np.count_nonzero(too_long))} list(s) affected)"
             )
+        check_sizes(sizes, num_docs, ids, line_of_label, source)
+        if not allow_duplicate_ids:
+            check_unique_ids(ids, line_of_label, source)
         lists = RankedLists(ranks, label_ptr, lengths, sizes, num_docs, label_ids=ids,
                             include_predict_all=include_predict_all, name=name)
         warn_unranked(lists, source, line_of_label)
         return lists
+
+
+#: how many lines (or ids) an error message names
+NAMED_LINES = 5
+
+
+def _first_few(values: np.ndarray) -> str:
+    """``1, 5, 9`` or ``1, 5, 9, 12, 20 and 7 more``."""
+    shown = ", ".join(str(v) for v in values[:NAMED_LINES].tolist())
+    return shown + (f" and {len(values) - NAMED_LINES} more" if len(values) > NAMED_LINES else "")
+
+
+def check_sizes(sizes: np.ndarray, num_docs: int, ids: np.ndarray, line_of_label: np.ndarray, source: str) -> None:
+    """A label cannot have more relevant documents (its size) than the evaluation set has documents: such a
+    file (or a ``num_docs`` set too small) would give precisions above 1. Names the lines and class ids."""
+    too_big = np.flatnonzero(sizes > num_docs)
+    if len(too_big):
+        raise RankedListFormatError(
+            f"{source} line(s) {_first_few(line_of_label[too_big])} (class id(s) {_first_few(ids[too_big])}): size "
+            f"larger than num_docs = {num_docs}, the number of documents ({len(too_big)} label(s) affected; "
+            f"e.g. size {int(sizes[too_big[0]])}); num_docs is too small or the sizes are wrong"
+        )
+
+
+def check_unique_ids(ids: np.ndarray, line_of_label: np.ndarray, source: str) -> None:
+    """Every class id once: thresholds.csv maps its rows back to labels by id. Names the lines of the first
+    repeated id and how many ids repeat."""
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    repeated = sorted_ids[1:] == sorted_ids[:-1]
+    if not np.any(repeated):
+        return
+    repeated_ids = np.unique(sorted_ids[1:][repeated])
+    first = ids[np.isin(ids, repeated_ids)][0]  # the repeated id met first in the file
+    lines = line_of_label[ids == first]
+    raise RankedListFormatError(
+        f"{source}: class id {int(first)} appears on lines {_first_few(lines)}; class ids must be unique "
+        f"({len(repeated_ids)} id(s) repeated), since thresholds.csv names each label by its id -- when the "
+        f"repeats are meant (copies of one label), set dataset.allow_duplicate_ids=true"
+    )
 
 
 def warn_unranked(lists: RankedLists, source: str, line_of_label: np.ndarray | None = None) -> None:

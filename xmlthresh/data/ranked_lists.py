@@ -34,6 +34,22 @@ class RankedListsError(ValueError):
     """Inconsistent ranked-list data (the message names the label and the problem)."""
 
 
+#: how many affected labels an error message names
+NAMED_LABELS = 5
+
+
+def name_labels(label_ids: np.ndarray, bad_label: np.ndarray) -> str:
+    """``label 7 (index 2)`` or ``labels 7, 9, 12, 30, 31 and 26 more (first at index 2)``: the first few
+    labels of the mask ``bad_label``, for error messages."""
+    index = np.flatnonzero(bad_label)
+    ids = np.asarray(label_ids)[index[:NAMED_LABELS]].tolist()  # Python scalars: 7, not np.int64(7)
+    if len(index) == 1:
+        return f"label {ids[0]!r} (index {index[0]})"
+    shown = ", ".join(repr(label) for label in ids)
+    more = f" and {len(index) - NAMED_LABELS} more" if len(index) > NAMED_LABELS else ""
+    return f"labels {shown}{more} (first at index {index[0]})"
+
+
 @dataclass(frozen=True)
 class RankedLists:
     """Ranked lists with relevance for n labels over m documents (see module docstring)."""
@@ -165,6 +181,9 @@ class RankedLists:
         self._check_labels(self.list_length < 0, "negative list length")
         self._check_labels(self.list_length > self.num_docs, f"list longer than num_docs = {self.num_docs}")
         self._check_labels(self.n_relevant < counts, "size smaller than the number of relevant documents in its list")
+        self._check_labels(self.n_relevant > self.num_docs,
+                           f"size (relevant documents of the label) larger than num_docs = {self.num_docs}, the "
+                           "number of documents; num_docs is too small or the sizes are wrong")
         if len(self.relevant_rank):
             label_of = np.repeat(np.arange(n), counts)
             self._check_labels_at(label_of, self.relevant_rank < 1, "relevant rank < 1")
@@ -186,13 +205,11 @@ class RankedLists:
                 self._check_labels_at(label_of, bad, "tie group ends decrease")
 
     def _check_labels(self, bad_label: np.ndarray, problem: str) -> None:
+        """Raise naming the first few affected labels (ids and the index of the first) and their count."""
         if np.any(bad_label):
-            first = int(np.flatnonzero(bad_label)[0])
             where = f" in {self.name!r}" if self.name else ""
-            raise RankedListsError(
-                f"label {self.label_ids[first]!r} (index {first}){where}: {problem} "
-                f"({int(np.count_nonzero(bad_label))} label(s) affected)"
-            )
+            raise RankedListsError(f"{name_labels(self.label_ids, bad_label)}{where}: {problem} "
+                                   f"({int(np.count_nonzero(bad_label))} label(s) affected)")
 
     def _check_labels_at(self, label_of: np.ndarray, bad_element: np.ndarray, problem: str) -> None:
         if np.any(bad_element):

@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from ..data.multilabel import MultiLabelData, ScoreData
 from ..data.ranked_lists import RankedLists
+from ..validation import check_bool, check_int
 
 Data = RankedLists | ScoreData | MultiLabelData
 
@@ -33,9 +34,17 @@ class Dataset(ABC):
     def _load(self) -> Data:
         """Read or generate the full data."""
 
+    def _check_params(self) -> None:
+        """Value checks of the parameters (run by ``DATASETS.build`` before any work, and by :meth:`load`): a
+        float where an integer belongs, or a string where a boolean belongs, is an error naming the
+        parameter -- never truncated (4.5 -> 4) or taken as true (``maybe``). Subclasses extend it."""
+        check_bool("dataset.include_predict_all", self.include_predict_all)
+        check_int("dataset.first_n_labels", self.first_n_labels, 1, optional=True)
+
     def load(self) -> Data:
         """The data, restricted to the first ``first_n_labels`` labels when that is set; score data carry the
         data set's ``include_predict_all`` on every split (ranked lists get it from their loader)."""
+        self._check_params()
         data = self._load()
         if self.first_n_labels is not None:
             data = data.first_labels(int(self.first_n_labels))

@@ -29,7 +29,7 @@ from ..data.streaming import DEFAULT_CHUNK_SIZE
 log = logging.getLogger(__name__)
 
 #: bump when the stored arrays or the parser's semantics change: old entries are then ignored
-FORMAT_VERSION = 2  # 1: the .npz entries of xmlthresh.data.cache
+FORMAT_VERSION = 3  # 1: the .npz entries of xmlthresh.data.cache; 2: before sizes > num_docs and repeated ids were refused
 _ARRAYS = ("relevant_rank", "label_ptr", "list_length", "n_relevant", "label_ids")
 _INT32 = np.iinfo(np.int32)
 
@@ -43,16 +43,19 @@ def cached_ranked_lists(
     member: str | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: bool = True,
+    allow_duplicate_ids: bool = False,
 ) -> RankedLists:
     """The ranked lists of ``path`` (a file or a zip member; parameters as :func:`read_ranked_lists`): from the
     cache when the source is unchanged, else parsed and stored there."""
     path = Path(path)
     name = name or path.stem
-    key = {"path": str(path.resolve()), "member": member, "num_docs": num_docs, "version": FORMAT_VERSION}
+    key = {"path": str(path.resolve()), "member": member, "num_docs": num_docs, "version": FORMAT_VERSION,
+           "allow_duplicate_ids": bool(allow_duplicate_ids)}
     result = cached(
         "ranked_lists", Path(member).stem if member else path.stem, key, [path],
         build=lambda: read_ranked_lists(path, num_docs, include_predict_all, name, member=member,
-                                        chunk_size=chunk_size, progress=progress),
+                                        chunk_size=chunk_size, progress=progress,
+                                        allow_duplicate_ids=allow_duplicate_ids),
         encode=_to_arrays,
         decode=lambda meta, arrays: RankedLists(**{k: arrays[k] for k in _ARRAYS}, num_docs=int(meta["num_docs"]),
                                                 include_predict_all=include_predict_all, name=name),

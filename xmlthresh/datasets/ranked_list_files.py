@@ -9,12 +9,14 @@ known by their relative path: when missing they are downloaded from their public
 
 from __future__ import annotations
 
+from os import PathLike
 from pathlib import Path
 
 from ..data.download import DataUnavailableError, RemoteFile, ensure_file
 from ..data.ranked_list_file import read_ranked_lists
 from ..data.ranked_lists import RankedLists
 from ..paths import data_dir
+from ..validation import check_bool, check_int
 from .base import Dataset
 from .ranked_list_cache import cached_ranked_lists
 from .registry import DATASETS
@@ -57,18 +59,29 @@ def resolve_data_file(path: str) -> Path:
 
 @DATASETS.register("ranked_lists")
 class RankedListFile(Dataset):
-    """Ranked lists read from ``path``; ``num_docs`` is m (required for truncated lists)."""
+    """Ranked lists read from ``path``; ``num_docs`` is m (required for truncated lists); a class id on two
+    lines is an error unless ``allow_duplicate_ids`` (its labels then share the id in thresholds.csv)."""
 
     def __init__(self, path: str, num_docs: int | None = None, name: str | None = None, include_predict_all: bool = True,
-                 first_n_labels: int | None = None, member: str | None = None, cache: bool = False):
+                 first_n_labels: int | None = None, member: str | None = None, cache: bool = False,
+                 allow_duplicate_ids: bool = False):
         super().__init__(name=name or Path(path).stem, include_predict_all=include_predict_all,
                          first_n_labels=first_n_labels)
         self.path = path
         self.num_docs = num_docs
         self.member = member
         self.cache = cache
+        self.allow_duplicate_ids = allow_duplicate_ids
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_int("dataset.num_docs", self.num_docs, 1, optional=True)
+        check_bool("dataset.cache", self.cache)
+        check_bool("dataset.allow_duplicate_ids", self.allow_duplicate_ids)
+        if not isinstance(self.path, (str, PathLike)) or not str(self.path):
+            raise ValueError(f"dataset.path must be a file path, got {self.path!r}")
 
     def _load(self) -> RankedLists:
         read = cached_ranked_lists if self.cache else read_ranked_lists
         return read(resolve_data_file(self.path), num_docs=self.num_docs, include_predict_all=self.include_predict_all,
-                    name=self.name, member=self.member)
+                    name=self.name, member=self.member, allow_duplicate_ids=self.allow_duplicate_ids)

@@ -25,6 +25,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
+from ..validation import check_int
+
 #: scores of at most this many (document, label) cells are held densely at once when ``top_k`` is set
 BLOCK_CELLS = 1 << 22
 
@@ -113,9 +115,7 @@ class Ranker(BaseEstimator):
         raise NotImplementedError
 
     def _check_params(self) -> None:
-        top_k = self.top_k
-        if top_k is not None and not (isinstance(top_k, (int, np.integer)) and top_k >= 1):
-            raise ValueError(f"top_k must be a positive integer or None (dense scores), got {top_k!r}")
+        check_int("ranker.top_k", self.top_k, 1, optional=True)  # null: dense scores
 
 
 # ---------------------------------------------------------------------- shared helpers

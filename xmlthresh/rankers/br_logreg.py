@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
+from ..validation import check_int, check_number
 from .base import Ranker
 from .registry import RANKERS
 
@@ -41,8 +42,9 @@ class BinaryRelevanceLogReg(Ranker):
 
     def _check_params(self) -> None:
         super()._check_params()
-        if not (isinstance(self.C, (int, float)) and self.C > 0):
-            raise ValueError(f"C must be a positive number, got {self.C!r}")
+        check_number("ranker.C", self.C, 0, strict_minimum=True)
+        check_int("ranker.max_iter", self.max_iter, 1)
+        check_int("ranker.random_state", self.random_state, 0, optional=True)
         if self.standardize not in (True, False, "auto"):
             raise ValueError(f"standardize must be true, false or 'auto', got {self.standardize!r}")
 

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 
+from ..validation import check_int
 from .base import Ranker
 from .registry import RANKERS
 
@@ -28,8 +29,7 @@ class CosineKNN(Ranker):
 
     def _check_params(self) -> None:
         super()._check_params()
-        if not (isinstance(self.k, (int, np.integer)) and self.k >= 1):
-            raise ValueError(f"k must be a positive integer, got {self.k!r}")
+        check_int("ranker.k", self.k, 1)
 
     def _fit(self, X, Y: sp.csr_matrix) -> None:
         self.n_neighbours_ = min(int(self.k), X.shape[0])  # fewer training documents than k: use them all

@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 import scipy.sparse as sp
 
+from ..validation import check_int, check_number
 from .base import Ranker
 from .registry import RANKERS
 
@@ -47,10 +48,8 @@ class MLkNNRanker(Ranker):
 
     def _check_params(self) -> None:
         super()._check_params()
-        if not (isinstance(self.k, (int, np.integer)) and self.k >= 1):
-            raise ValueError(f"k must be a positive integer, got {self.k!r}")
-        if not (isinstance(self.s, (int, float)) and self.s > 0):
-            raise ValueError(f"s (smoothing) must be positive, got {self.s!r}")
+        check_int("ranker.k", self.k, 1)
+        check_number("ranker.s", self.s, 0, strict_minimum=True)  # smoothing
 
     def _fit(self, X, Y: sp.csr_matrix) -> None:
         if self.k > X.shape[0]:

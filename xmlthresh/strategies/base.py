@@ -60,7 +60,7 @@ from ..data.ranked_lists import RankedLists
 from ..data.scores import ScoredSplit
 from ..data.evaluation import evaluate_cuts
 from ..metrics import evaluate, f_beta
-from ..validation import check_labels, check_scores
+from ..validation import check_beta, check_labels, check_scores
 from .fitted import FittedRule
 from .params import EstimatorParams, not_fitted
 
@@ -205,8 +205,7 @@ class BaseStrategy(EstimatorParams):
         self.unfitted_copy().fit_scores(tiny_scored_split())
 
     def _check_params(self) -> None:
-        if not (isinstance(self.beta, (int, float)) and self.beta > 0 and np.isfinite(self.beta)):
-            raise ValueError(f"beta must be a positive finite number, got {self.beta!r}")
+        check_beta(self.beta)
 
     def _check_fitted(self) -> None:
         if not self.__sklearn_is_fitted__():

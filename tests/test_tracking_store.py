@@ -1,0 +1,186 @@
+"""The tracking store survives concurrent starts and says in one line why it cannot be used (issue 17):
+three processes on a new sqlite store all succeed; a half-migrated store, a directory, a read-only file,
+a file that is not a database, an unwritable place and an unreachable server are one error naming the URI,
+within seconds; ``tracking.enabled=false`` needs no store."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from xmlthresh import tracking, tracking_store
+from xmlthresh.tracking_store import TrackingStoreError, retry_when_locked
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: one process of the race: wait for the common start time, then one tracked run with a metric
+RACER = textwrap.dedent("""
+    import sys, time
+    from xmlthresh.tracking import tracked_run
+    uri, start = sys.argv[1], float(sys.argv[2])
+    time.sleep(max(0.0, start - time.time()))
+    with tracked_run(True, uri, "race") as tracker:
+        tracker.log_metrics({"x": 1.0})
+""")
+
+
+def _race(uri: str, n: int = 3, lead: float = 6.0) -> list[subprocess.CompletedProcess]:
+    """``n`` processes that open the store ``uri`` at the same moment (``lead`` s after launch: imports done)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    start = time.time() + lead
+    procs = [subprocess.Popen([sys.executable, "-c", RACER, uri, str(start)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(n)]
+    return [subprocess.CompletedProcess(p.args, p.wait(timeout=300), *p.communicate()) for p in procs]
+
+
+def _finished_runs(uri: str) -> int:
+    import mlflow
+
+    client = mlflow.MlflowClient(uri)
+    experiment = client.get_experiment_by_name("race")
+    runs = client.search_runs([experiment.experiment_id], max_results=1000)
+    return sum(run.info.status == "FINISHED" and run.data.metrics.get("x") == 1.0 for run in runs)
+
+
+def test_three_processes_starting_at_once_on_a_new_sqlite_store_all_succeed(tmp_path):
+    """Without the lock the losers died with 'table ... already exists' and the store stayed half-migrated."""
+    for repetition in range(3):  # the race is lost now and then only: repeat it, each time on a new store
+        uri = f"sqlite:///{tmp_path / f'new{repetition}.db'}"
+        results = _race(uri)
+        for result in results:
+            assert result.returncode == 0, result.stderr[-3000:]
+        assert tracking_store.half_migrated_tables(tracking_store.sqlite_path(uri)) == []
+        assert _finished_runs(uri) == 3
+
+
+def test_a_half_migrated_store_is_reported_with_what_to_do(tmp_path):
+    db = tmp_path / "half.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("CREATE TABLE tags (key TEXT)")
+        connection.execute("CREATE TABLE _alembic_tmp_tags (key TEXT)")
+    uri = f"sqlite:///{db}"
+    with pytest.raises(TrackingStoreError, match=r"half-migrated: .* _alembic_tmp_tags\. Back up .*"
+                                                  r"DROP TABLE _alembic_tmp_tags.*mlflow db upgrade"):
+        tracking.open_store(uri)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _garbage(tmp_path: Path) -> Path:
+    path = tmp_path / "garbage.db"
+    path.write_bytes(b"this is not a database at all\n")
+    return path
+
+
+@pytest.mark.parametrize("make_uri, message", [
+    (lambda tmp: f"sqlite:///{tmp}", r"is a directory, not a database file"),
+    (lambda tmp: f"sqlite:///{_garbage(tmp)}", r"is not an SQLite database \(it starts with b'this is "),
+    (lambda tmp: "sqlite:////proc/no-such-dir/mlflow.db", r"cannot create its directory /proc/no-such-dir"),
+    (lambda tmp: "sqlite:////proc/mlflow.db", r"cannot create the lock file /proc/mlflow.db.lock"),
+    (lambda tmp: f"http://127.0.0.1:{_free_port()}", r"tracking server http://127.0.0.1:\d+ is not reachable "
+                                                     r"\(.*refused\).*tracking.enabled=false"),
+])
+def test_a_store_that_cannot_be_used_is_one_error_naming_it_within_seconds(tmp_path, make_uri, message):
+    """MLflow retried these for ~115 s (sqlite) or minutes (server) before a traceback."""
+    uri = make_uri(tmp_path)
+    started = time.monotonic()
+    with pytest.raises(TrackingStoreError, match=message) as info:
+        with tracking.tracked_run(True, uri, "bad"):
+            pass
+    assert time.monotonic() - started < 10
+    assert uri in str(info.value) or uri.replace("sqlite:///", "") in str(info.value)
+
+
+def test_a_read_only_store_file_is_one_error(tmp_path, monkeypatch):
+    """(Faked through os.access: the tests may run as root, for whom chmod does not make a file read-only.)"""
+    db = tmp_path / "ro.db"
+    sqlite3.connect(db).close()
+    real_access = os.access
+    monkeypatch.setattr(tracking_store.os, "access",
+                        lambda path, mode: False if Path(path) == db and mode & os.W_OK else real_access(path, mode))
+    with pytest.raises(TrackingStoreError, match=rf"tracking store sqlite:///{db}: {db} is read-only"):
+        tracking.open_store(f"sqlite:///{db}")
+
+
+def test_tracking_disabled_needs_no_store():
+    with tracking.tracked_run(False, "http://127.0.0.1:9", "x") as tracker:
+        tracker.log_metrics({"x": 1.0})
+    assert tracker.run_id is None
+
+
+def test_database_is_locked_is_retried_and_other_errors_are_not():
+    calls = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise RuntimeError("(sqlite3.OperationalError) database is locked")
+        return "done"
+
+    assert retry_when_locked(flaky, "test") == "done" and len(calls) == 3
+    with pytest.raises(KeyError):
+        retry_when_locked(lambda: {}["x"], "test")
+    with pytest.raises(RuntimeError, match="database is locked"):
+        retry_when_locked(lambda: (_ for _ in ()).throw(RuntimeError("database is locked")), "test", seconds=0.2)
+
+
+@pytest.mark.parametrize("sweep", [False, True])
+def test_the_cli_says_it_in_one_line_and_a_sweep_launches_no_job(isolated_home, tmp_path, sweep):
+    """A sweep's parent run is made in a Hydra callback, whose exceptions Hydra turns into a warning before it
+    launches every job anyway; the sweep now stops there."""
+    uri = f"http://127.0.0.1:{_free_port()}"
+    args = ["-m", "strategy=domain,independent"] if sweep else []
+    env = {**os.environ, "XMLTHRESH_HOME": str(isolated_home),
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "-m", "xmlthresh", *args, "dataset=example", f"tracking.uri={uri}",
+                           "plots=false"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 1
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == [f"xmlthresh: error: tracking server {uri} is not reachable ([Errno 111] Connection refused); "
+                     "start it (mlflow server --host ... --port ...), fix tracking.uri, or run with "
+                     "tracking.enabled=false"], proc.stderr
+    assert "Launching" not in proc.stdout + proc.stderr
+
+
+def test_three_processes_share_a_tracking_server(tmp_path):
+    """The store for many nodes: an MLflow tracking server (``mlflow server``); the same race through it."""
+    import signal
+    import urllib.request
+
+    port = _free_port()
+    mlflow_cli = Path(sys.executable).parent / "mlflow"
+    server = subprocess.Popen(
+        [str(mlflow_cli), "server", "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
+         "--default-artifact-root", (tmp_path / "artifacts").as_uri(), "--host", "127.0.0.1", "--port", str(port),
+         "--workers", "1"],
+        env={**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True)
+    uri = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                urllib.request.urlopen(f"{uri}/health", timeout=5).close()
+                break
+            except OSError:
+                assert server.poll() is None, "mlflow server exited"
+                assert time.monotonic() < deadline, "mlflow server did not come up within 180 s"
+                time.sleep(0.5)
+        for result in _race(uri):
+            assert result.returncode == 0, result.stderr[-3000:]
+        assert _finished_runs(uri) == 3
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
