@@ -17,7 +17,7 @@ def test_fast_exit_keeps_the_output_and_the_exit_status(tmp_path):
     assert "F-macro 0.3746035" in done.stdout and (tmp_path / "ok" / "result.json").is_file()
     assert "fitting domain on synthetic" in (tmp_path / "ok" / "xmlthresh.log").read_text()  # the log file is flushed
     failed = _run("beta=abc", "tracking.enabled=false", f"hydra.run.dir={tmp_path}/bad")
-    assert failed.returncode == 1 and "xmlthresh: error: beta must be a positive finite number" in failed.stderr
+    assert failed.returncode == 1 and "xmlthresh: error: beta must be a number in" in failed.stderr
 
 
 def test_main_called_as_a_function_returns():

@@ -135,9 +135,9 @@ def test_a_run_that_cannot_write_its_result_leaves_none_of_its_files(tmp_path, m
            "warm_up": False, "plots": True, "tracking": {"enabled": False}}
     with pytest.raises(files.WriteFailedError, match=rf"cannot write {run_dir / 'result.json'}: No space left") as info:
         run_job(cfg, run_dir)
-    from xmlthresh.cli import USER_ERRORS
+    from xmlthresh.hydra_app import user_errors
 
-    assert isinstance(info.value, USER_ERRORS)  # the CLI prints it as one line, no traceback
+    assert isinstance(info.value, user_errors())  # the CLI prints it as one line, no traceback
     assert sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()) == [
         ".hydra/config.yaml"]
     monkeypatch.setattr(files, "_create_temporary", real)
