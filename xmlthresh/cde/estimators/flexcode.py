@@ -127,7 +127,6 @@ class FlexCode(CDEstimator):
         self.width_ = self.box_[:, 1] - self.box_[:, 0]
         cap = max(1, int(np.floor(self.max_basis ** (1.0 / d) + 1e-9)))
         ns = sorted({max(1, min(int(n), cap)) for n in self.n_basis_grid})
-        Psi = self._features(Z, ns[-1])
         freqs_max = tensor_frequencies(ns[-1], d).max(axis=1)
         masks = np.stack([freqs_max < n for n in ns])  # (N, n_features)
 
@@ -136,10 +135,11 @@ class FlexCode(CDEstimator):
         fit_idx, val_idx = validation_split(len(Z), self.val_fraction, self.max_val, self.random_state)
         ks = sorted({max(1, min(int(k), fit_idx.size)) for k in self.k_grid})
         idx = NearestNeighbors(n_neighbors=ks[-1]).fit(Xs[fit_idx]).kneighbors(Xs[val_idx], return_distance=False)
+        betas = self._neighbour_coefficients(idx, ks, Z[fit_idx], ns[-1])
+        Psi_val = self._features(Z[val_idx], ns[-1])
         losses = np.empty((len(ks), len(ns)))
-        for ik, k in enumerate(ks):
-            beta = neighbour_average(idx, k, fit_idx.size) @ Psi[fit_idx]
-            contrib = (beta * beta - 2.0 * beta * Psi[val_idx]).mean(axis=0)
+        for ik, beta in enumerate(betas):
+            contrib = (beta * beta - 2.0 * beta * Psi_val).mean(axis=0)
             losses[ik] = masks.astype(float) @ contrib
         self.tuning_losses_, self.n_basis_grid_, self.k_grid_ = losses, np.array(ns), np.array(ks)
         ik, i_n = best_cell(losses)
@@ -150,10 +150,23 @@ class FlexCode(CDEstimator):
         self.floor_model_ = Floor(self.box_, None if self.bounds_ is not None else Z)
         self._cell_floor = self.floor_model_.pdf(self._cell_points())
 
-        beta_val = np.asarray(neighbour_average(idx, self.k_, fit_idx.size) @ Psi[fit_idx][:, masks[i_n]])
-        self._tune_post(beta_val, Z[val_idx])
+        self._tune_post(betas[ik][:, masks[i_n]], Z[val_idx])
         self.neighbors_ = NearestNeighbors(n_neighbors=self.k_).fit(Xs)
-        self.ref_features_ = Psi[:, masks[i_n]]
+        self.ref_features_ = self._features(Z, self.n_basis_)  # same order as the masked n_max features
+
+    def _neighbour_coefficients(self, idx: np.ndarray, ks: list[int], Z_fit: np.ndarray, n: int) -> list[np.ndarray]:
+        """For every k, the validation coefficients (m_val, n^d): the mean of psi_j over the first k neighbours.
+
+        The features of the fit targets are made in blocks of rows and folded in at once, so the largest
+        basis (n^d up to ``max_basis`` columns) never exists for all n_fit rows: memory O(block + m_val n^d).
+        """
+        averages = [neighbour_average(idx, k, Z_fit.shape[0]).tocsc() for k in ks]
+        betas = [np.zeros((idx.shape[0], n**self.n_targets_)) for _ in ks]
+        for rows in blocks(Z_fit.shape[0], n**self.n_targets_):
+            Psi = self._features(Z_fit[rows], n)
+            for beta, average in zip(betas, averages):
+                beta += average[:, rows] @ Psi
+        return betas
 
     def _cell_points(self) -> np.ndarray:
         """Centres of the normalisation cells in target coordinates -> (cells^d, d), last coordinate fastest."""
