@@ -48,3 +48,20 @@ def test_tiled_pair_sums_equal_the_full_matrix():
 def test_size_caps_are_checked_before_fitting(name, cap):
     with pytest.raises(ValueError, match=f"{cap} must be None or an integer"):
         ESTIMATORS.build(name, {cap: 1})
+
+
+def test_cde_scaling_script_writes_a_row_per_point(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "cde_scaling.py"
+    out = tmp_path / "cde_scaling.md"
+    proc = subprocess.run([sys.executable, str(script), "--sizes", "150,300", "--estimators", "marginal,nosuch",
+                           "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [line for line in out.read_text().splitlines() if line.startswith("| marginal") or line.startswith("| nosuch")]
+    assert len(rows) == 4
+    cells = rows[1].split(" | ")
+    assert cells[1] == "300" and float(cells[2]) > 0 and float(cells[-1].rstrip(" |")) < 0  # fit CPU, loss
+    assert "unknown estimator 'nosuch'" in rows[2]  # a failing point is a row with its reason, not a crash
