@@ -4,7 +4,8 @@ sweep directory (``task=cde`` runs):
 * ``cde_sweep`` (``experiment=cde_sweep_alpha``, ...): the relative direct CDE loss of every estimator
   against the swept data-set parameter, mean +- SE over seeds, one line per estimator with an SE band,
   one panel per value of any other varied data-set parameter (e.g. ``d``). The swept parameter is found
-  from the jobs: the data-set parameter with the most distinct scalar values (the others make panels).
+  from the jobs: the numeric data-set parameter with the most distinct values, where a coordinate of a
+  list parameter counts as one (``d[0]`` when the jobs sweep d = [d, 1]); the others make panels.
 * ``cde_density_at_x`` (``experiment=cde_density_at_x``): the true density at one x next to each
   estimator's (``density_at_x.npz`` of every job, written when ``cde.density_at_x`` is set), heat maps on
   one colour scale, and a table of the integrated squared error at that x and the test-set losses.
@@ -40,7 +41,10 @@ def load_cde_results(sweep_dir: Path) -> pd.DataFrame:
         if result.get("skipped") or result.get("task") != "cde":
             continue
         row = {key: value for key, value in result.items() if not isinstance(value, (dict, list))}
-        row.update({PARAM + key: _cell(value) for key, value in (result.get("cde_dataset_params") or {}).items()})
+        for key, value in (result.get("cde_dataset_params") or {}).items():
+            row[PARAM + key] = _cell(value)
+            if isinstance(value, (list, tuple)):  # d = [d1, d2]: each coordinate may be the swept one
+                row.update({f"{PARAM}{key}[{i}]": v for i, v in enumerate(value) if isinstance(v, (int, float))})
         row["job_dir"] = str(path.parent)
         rows.append(row)
     return pd.DataFrame(rows)
@@ -53,8 +57,9 @@ def sweep_axes(results: pd.DataFrame) -> tuple[str, list[str]]:
     numeric = [c for c in varied if c != "dataset" and pd.api.types.is_numeric_dtype(results[c])]
     if not numeric:
         raise ValueError(f"no swept numeric data-set parameter among the jobs (varied: {varied or 'none'})")
-    x_key = max(numeric, key=lambda c: results[c].nunique())
-    return x_key, [c for c in varied if c != x_key]
+    x_key = max(numeric, key=lambda c: (results[c].nunique(), "[" not in c))
+    # a list parameter whose coordinates vary is represented by them (its text would repeat their grouping)
+    return x_key, [c for c in varied if c != x_key and not any(n.startswith(c + "[") for n in numeric)]
 
 
 def _se(values: pd.Series) -> float:

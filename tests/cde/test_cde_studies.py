@@ -36,16 +36,22 @@ def test_cde_sweep_report_averages_seeds_per_swept_value_and_panel(tmp_path):
                          cde_dataset_params={"d": d, "alpha": alpha, "nz": 2})
                     num += 1
     results = load_cde_results(tmp_path)
-    assert sweep_axes(results) == ("data.alpha", ["data.d"])
+    assert sweep_axes(results) == ("data.alpha", ["data.d[0]"])
     paths = write_study_report("cde_sweep", tmp_path)
     assert paths["png"].read_bytes().startswith(b"\x89PNG")
     import pandas as pd
 
     table = pd.read_csv(paths["csv"])
     assert len(table) == 2 * 2 * 2 and set(table["n_seeds"]) == {3}
-    row = table[(table["data.d"] == "[0.1, 1.0]") & (table["data.alpha"] == 0.3) & (table["estimator"] == "nnkcde")]
+    row = table[(table["data.d[0]"] == 0.1) & (table["data.alpha"] == 0.3) & (table["estimator"] == "nnkcde")]
     assert row["rel_loss_direct"].item() == pytest.approx(-0.5 - 0.1 - 0.3 + 0.01)
     assert row["rel_loss_direct_se"].item() == pytest.approx(0.01 / np.sqrt(3))
+
+
+def test_a_swept_coordinate_of_a_list_parameter_is_the_x_axis(tmp_path):
+    for num, (d1, seed) in enumerate([(0.2, 0), (0.2, 1), (0.6, 0), (0.6, 1), (0.9, 0), (0.9, 1)]):
+        _job(tmp_path, num, estimator="ckde", seed=seed, rel_loss_direct=-d1, cde_dataset_params={"d": [d1, 1.0]})
+    assert sweep_axes(load_cde_results(tmp_path)) == ("data.d[0]", [])
 
 
 def test_cde_sweep_report_needs_a_swept_parameter(tmp_path):
