@@ -23,8 +23,10 @@ log = logging.getLogger(__name__)
 
 def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict[str, Any],
                  parallelism: dict[str, Any], draw: bool = True) -> tuple[dict[str, Any], Any]:
-    """Fit and evaluate one estimator on one data set. Returns the result and, for a 2-D target when
-    ``draw``, its density plot to draw (a callable writing it into ``run_dir``; the job draws it after
+    """Fit and evaluate one estimator on one data set. With ``cde.density_at_x`` set, the density at that x
+    on a grid is saved (``density_at_x.npz``, for the study report). The run's seed draws the synthetic data,
+    the estimator's tuning split and the Monte Carlo integrals. Returns the result and, for a 2-D target
+    when ``draw``, its density plot to draw (a callable writing it into ``run_dir``; the job draws it after
     result.json)."""
     estimator_cfg = dict(cfg["estimator"])
     dataset_cfg = dict(cfg["cde_dataset"])
@@ -40,6 +42,21 @@ def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict
         estimator_name, dataset_name, seed, estimator_params=estimator_cfg, dataset_params=dataset_cfg,
         n_samples=int(cde_cfg.get("n_samples", 256)), return_fitted=True,
     )
+    result["cde_dataset_params"] = dataset_cfg
+    result["seeds"] = {"run": seed, "cde_generator": seed, "estimator": seed}  # run_benchmark's one seed
+    at_x = cde_cfg.get("density_at_x")
+    if at_x is not None and data.n_targets == 2:
+        import numpy as np
+
+        from .cde.slices import density_slice
+
+        slice_ = density_slice(estimator, data, at_x, int(cde_cfg.get("slice_grid", 80)))
+        path = run_dir / "density_at_x.npz"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, **slice_)
+        tracker.log_artifact(path)
+        if "ise" in slice_:
+            result["ise_at_x"] = float(slice_["ise"])
     pictures = None
     if draw and data.n_targets == 2:
         def pictures() -> list[Path]:

@@ -9,7 +9,9 @@
   strategy variant against the fit-split size, mean +- SE over seeds, on a log-log plot with an
   m^(-1/2) guide.
 
-    python -m xmlthresh.studies transfer <sweep dir>      # or consistency; writes <sweep dir>/report/
+* ``cde_sweep`` and ``cde_density_at_x``: the CDE reference-study presets (``xmlthresh.cde_studies``).
+
+    python -m xmlthresh.studies transfer <sweep dir>      # or consistency, cde_sweep, ...; writes <sweep dir>/report/
 
 The sweep callback writes the same report when a preset sets ``report.kind``.
 """
@@ -25,11 +27,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .cde_studies import CDE_STUDIES, cde_study
 from .files import write_bytes_atomic, write_text_atomic
 from .report import png_bytes, to_markdown
 
 REFERENCE = "independent"
-STUDIES = ("transfer", "consistency")
+STUDIES = ("transfer", "consistency", *CDE_STUDIES)
 
 
 def load_results(sweep_dir: Path) -> pd.DataFrame:
@@ -143,9 +146,12 @@ def write_study_report(study: str, sweep_dir: Path, out_dir: Path | None = None)
     """Write ``<study>.md``, ``<study>.csv`` and ``<study>.png`` into ``out_dir`` (default: sweep_dir/report)."""
     if study not in STUDIES:
         raise ValueError(f"unknown study {study!r}; known: {', '.join(STUDIES)}")
-    results = load_results(Path(sweep_dir))
     out_dir = Path(out_dir) if out_dir is not None else Path(sweep_dir) / "report"
     paths = {"markdown": out_dir / f"{study}.md", "csv": out_dir / f"{study}.csv", "png": out_dir / f"{study}.png"}
+    if study in CDE_STUDIES:
+        markdown, table, png = cde_study(study, Path(sweep_dir))
+        return _write(paths, markdown, table, png)
+    results = load_results(Path(sweep_dir))
     if results.empty:
         write_text_atomic(paths["markdown"], f"# {study}\n\n_no finished runs in {sweep_dir}_\n")
         return {"markdown": paths["markdown"]}
@@ -161,6 +167,11 @@ def write_study_report(study: str, sweep_dir: Path, out_dir: Path | None = None)
         markdown = (f"# Consistency: population regret against the fit-split size\n\n{len(results)} runs from "
                     f"`{sweep_dir}`.\n\n{to_markdown(table, 4)}")
         png = consistency_plot(table)
+    return _write(paths, markdown, table, png)
+
+
+def _write(paths: dict[str, Path], markdown: str, table: pd.DataFrame, png: bytes | None) -> dict[str, Path]:
+    """Write the markdown, the table as CSV and the PNG (when there is one); the paths written."""
     write_text_atomic(paths["markdown"], markdown)
     write_text_atomic(paths["csv"], table.to_csv(index=False))
     if png is not None:

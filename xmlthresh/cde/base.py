@@ -187,3 +187,16 @@ def target_scale(U: np.ndarray) -> np.ndarray:
     """Per-coordinate standard deviation of the working targets (1 for a constant coordinate)."""
     scale = U.std(axis=0)
     return np.where(scale > 0, scale, 1.0)
+
+
+def capped_subset(idx: np.ndarray, cap: int | None, rng: np.random.Generator) -> np.ndarray:
+    """``idx`` itself, or a sorted seeded random subset of ``cap`` of its entries (the estimators' size caps)."""
+    if cap is None or idx.size <= int(cap):
+        return idx
+    return np.sort(rng.choice(idx, size=int(cap), replace=False))
+
+
+def check_cap(cap, what: str, least: int) -> None:
+    """A size cap is None or an integer >= ``least``; else ValueError naming ``what``."""
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < least):
+        raise ValueError(f"{what} must be None or an integer >= {least}, got {cap!r}")

@@ -48,6 +48,15 @@ def tuned_parameters(estimator) -> dict[str, Any]:
     return out
 
 
+def zero_density_counts(estimator, data: CDEData, density: np.ndarray) -> dict[str, int | None]:
+    """Test targets given density 0 (they floor the NLL): ``n_zero_density`` for the estimate as scored and,
+    for an estimator that post-processes a raw estimate (``predict_raw_density``, FlexCode),
+    ``n_zero_density_raw`` for the raw one (None for the others)."""
+    raw = getattr(estimator, "predict_raw_density", None)
+    raw_zeros = int(np.sum(raw(data.X_test, data.Z_test) <= 0)) if callable(raw) else None
+    return {"n_zero_density": int(np.sum(np.asarray(density) <= 0)), "n_zero_density_raw": raw_zeros}
+
+
 def run_benchmark(
     estimator_name: str,
     dataset_name: str,
@@ -62,7 +71,8 @@ def run_benchmark(
 
     Keys: loss_direct(_se), loss_approx(_se), rel_loss_direct(_se), rel_loss_approx(_se), zero_loss,
     direct_minus_approx(_se), nll(_se), coverage50, coverage90, pit_ks, pit_ks_per_coordinate, hpd_ks,
-    fit_seconds, evaluate_seconds, plus the names, seed, sizes and the estimator's tuned parameters.
+    n_zero_density(_raw) (see ``zero_density_counts``), fit_seconds, evaluate_seconds, plus the names, seed,
+    sizes and the estimator's tuned parameters.
     Direct and relative losses are None on real data (no true density). With ``return_fitted`` the call
     returns ``(record, fitted estimator, data)`` so that the caller can plot or inspect without refitting.
     """
@@ -82,6 +92,7 @@ def run_benchmark(
         random_state=seed,
     )
     tuned = tuned_parameters(estimator)
+    zero_counts = zero_density_counts(estimator, data, evaluation.per_point["density"])
     record = {
         "estimator": estimator_name,
         "dataset": dataset_name,
@@ -89,6 +100,7 @@ def run_benchmark(
         "n_train": int(data.X_train.shape[0]),
         "n_targets": int(data.n_targets),
         **evaluation.summary,
+        **zero_counts,
         "fit_seconds": fit_seconds,
         "evaluate_seconds": time.perf_counter() - start,
         "tuned": tuned,

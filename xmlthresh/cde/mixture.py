@@ -68,6 +68,19 @@ def _pairwise_sq(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return np.maximum(sq, 0.0, out=sq)
 
 
+def gaussian_pair_sum(M: np.ndarray, w: np.ndarray, scale: float) -> float:
+    """sum_{j,k} w_j w_k exp(-|m_j - m_k|^2 / (2 scale^2)) for means M (K, d), in tiles of ``_BLOCK`` pairs.
+
+    O(K) memory whatever K (the K x K kernel matrix is never formed); time stays O(K^2), so callers keep
+    K moderate (the marginal KDE caps its centres).
+    """
+    total = 0.0
+    for rows in blocks(M.shape[0], M.shape[0]):
+        D = _pairwise_sq(M[None, rows], M[None])[0]
+        total += float(w[rows] @ (np.exp(D * (-0.5 / scale**2)) @ w))
+    return total
+
+
 class DiagKernelMixture:
     """Mixtures with a common diagonal bandwidth: weights (q, K), means (q, K, d), bandwidth (d,)."""
 
@@ -114,6 +127,10 @@ class DiagKernelMixture:
         Ms = self.means / scale
         log_norm = -0.5 * d * _LOG_2PI - np.log(scale).sum()
         out = np.empty(q)
+        if K * K > _BLOCK:  # large mixtures (a marginal KDE): tile the K x K pairs, one mixture at a time
+            for i in range(q):
+                out[i] = gaussian_pair_sum(Ms[i], self.weights[i], 1.0)
+            return out * np.exp(log_norm)
         for sl in blocks(q, K * K):
             A = np.exp(-0.5 * _pairwise_sq(Ms[sl], Ms[sl]))
             w = self.weights[sl]

@@ -39,16 +39,17 @@ def kernel_cde_losses(
     c_val = np.exp(-0.5 * d * np.log(2.0 * np.pi * factors**2) - log_scale)  # N(.; 0, b^2 s^2) at 0
     total = np.zeros((S, factors.size))
     if q == 1:
-        D_pair = _pairwise_sq(Ms, Ms)[0]  # (K, K)
         Wt = W[:, 0, :]  # (S, K)
         for sl in blocks(m, K):
             D_val = _pairwise_sq(Us[None, sl], Ms)[0]  # (c, K)
             for ib, b in enumerate(factors):
                 cross = np.exp(-D_val / (2 * b * b)) @ Wt.T * c_val[ib]  # (c, S)
                 total[:, ib] -= 2.0 * cross.sum(axis=0)
-        for ib, b in enumerate(factors):
-            A = np.exp(-D_pair / (4 * b * b)) * c_pair[ib]
-            total[:, ib] += m * np.einsum("sk,kl,sl->s", Wt, A, Wt)
+        for rows in blocks(K, K):  # the K x K pair kernel in row tiles: O(K) memory
+            D_pair = _pairwise_sq(Ms[:, rows], Ms)[0]  # (r, K)
+            for ib, b in enumerate(factors):
+                A = np.exp(-D_pair / (4 * b * b)) * c_pair[ib]
+                total[:, ib] += m * np.einsum("sk,kl,sl->s", Wt[:, rows], A, Wt)
         return total / m
     Wq = np.ascontiguousarray(np.moveaxis(W, 0, -1), dtype=np.float32)  # (m, K, S)
     Ms32, Us32 = Ms.astype(np.float32), Us.astype(np.float32)

@@ -6,6 +6,12 @@ component k on x_r gives a Gaussian in u with mean mu_u + S_ux S_xx^-1 (x_r - mu
 S_uu - S_ux S_xx^-1 S_xu; the components are reweighted by their responsibility for x_r,
 pi_k N(x_r; mu_x, S_xx) / sum_l (...). The number of components and of PCA dimensions are tuned on a
 validation split by the exact CDE loss of the resulting conditional Gaussian mixtures.
+
+Scale: EM costs O(n K p^2) per iteration for every candidate, so the candidates are fitted on a seeded
+random subset of at most ``max_tune`` points of the fit split and the chosen mixture on at most ``max_fit``
+training points (a mixture of at most 16 components with a few dozen parameters each is estimated well
+from 10^4 points; more cost time and change little). Time and memory are then O(n) (the scaler, PCA
+transform and the subsets) with a constant that does not grow with n.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from sklearn.mixture import GaussianMixture
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from ..base import MixtureCDE, validation_split
+from ..base import MixtureCDE, capped_subset, check_cap, validation_split
 from ..mixture import FullGaussianMixture
 from ..registry import ESTIMATORS
 from ..tuning import best_cell
@@ -53,7 +59,8 @@ class GMMCDE(MixtureCDE):
     """Conditioned joint Gaussian mixture.
 
     Parameters: ``n_components_grid``, ``n_pca_grid`` (PCA dimensions of x tried; capped at the number of
-    features), ``reg_covar`` and ``max_iter`` (GaussianMixture), ``val_fraction``, ``max_val``, ``bounds``,
+    features), ``reg_covar`` and ``max_iter`` (GaussianMixture), ``max_tune`` / ``max_fit`` (caps on the
+    points of the candidate fits / the final fit; None: all), ``val_fraction``, ``max_val``, ``bounds``,
     ``random_state``. Fitted: ``n_components_``, ``n_pca_``, ``pca_``, ``mixture_``, ``tuning_losses_``.
     """
 
@@ -63,6 +70,8 @@ class GMMCDE(MixtureCDE):
         n_pca_grid: Sequence[int] = (3, 6, 12),
         reg_covar: float = 1e-3,
         max_iter: int = 200,
+        max_tune: int | None = 4000,
+        max_fit: int | None = 20000,
         val_fraction: float = 0.25,
         max_val: int | None = 500,
         bounds=None,
@@ -72,10 +81,17 @@ class GMMCDE(MixtureCDE):
         self.n_pca_grid = n_pca_grid
         self.reg_covar = reg_covar
         self.max_iter = max_iter
+        self.max_tune = max_tune
+        self.max_fit = max_fit
         self.val_fraction = val_fraction
         self.max_val = max_val
         self.bounds = bounds
         self.random_state = random_state
+
+    def _check_params(self) -> None:
+        """The caps are None or integers >= 10 (checked by ``Registry.build`` before any fit)."""
+        for name in ("max_tune", "max_fit"):
+            check_cap(getattr(self, name), f"gmm: {name}", 10)
 
     def _fit_joint(self, Xs: np.ndarray, Us: np.ndarray, n_pca: int, n_components: int) -> tuple[PCA, GaussianMixture]:
         pca = PCA(n_components=n_pca, random_state=self.random_state).fit(Xs)
@@ -101,6 +117,8 @@ class GMMCDE(MixtureCDE):
         self.u_mean_, self.u_scale_ = U.mean(axis=0), np.where(U.std(axis=0) > 0, U.std(axis=0), 1.0)
         Us = (U - self.u_mean_) / self.u_scale_
         fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
+        rng = np.random.default_rng(self.random_state)
+        fit_idx = capped_subset(fit_idx, self.max_tune, rng)
         max_pca = min(X.shape[1], fit_idx.size - 1)
         pcas = sorted({min(int(p), max_pca) for p in self.n_pca_grid})
         comps = sorted({min(int(k), fit_idx.size // 2) for k in self.n_components_grid})
@@ -114,7 +132,8 @@ class GMMCDE(MixtureCDE):
         self.tuning_losses_ = losses
         ip, ik = best_cell(losses)
         self.n_pca_, self.n_components_ = pcas[ip], comps[ik]
-        self.pca_, self.mixture_ = self._fit_joint(Xs, Us, self.n_pca_, self.n_components_)
+        final = capped_subset(np.arange(len(U)), self.max_fit, rng)
+        self.pca_, self.mixture_ = self._fit_joint(Xs[final], Us[final], self.n_pca_, self.n_components_)
 
     def _mixture(self, X: np.ndarray) -> FullGaussianMixture:
         Xr = self.pca_.transform(self.scaler_.transform(X))

@@ -1,0 +1,79 @@
+"""The CDE study reports (``report.kind``: cde_sweep, cde_density_at_x) on jobs written like a sweep's, and
+the density slice a job saves for them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xmlthresh.cde import CDE_DATASETS, ESTIMATORS
+from xmlthresh.cde.slices import density_slice, feature_point
+from xmlthresh.cde_studies import load_cde_results, sweep_axes
+from xmlthresh.studies import write_study_report
+
+from .conftest import fast_params
+
+
+def _job(sweep: Path, num: int, **fields) -> Path:
+    job = sweep / str(num)
+    job.mkdir(parents=True)
+    record = {"task": "cde", "dataset": "surd", "nll": 1.0, "fit_seconds": 0.1, **fields}
+    (job / "result.json").write_text(json.dumps(record))
+    return job
+
+
+def test_cde_sweep_report_averages_seeds_per_swept_value_and_panel(tmp_path):
+    num = 0
+    for d in ([1.0, 1.0], [0.1, 1.0]):
+        for alpha in (0.1, 0.3):
+            for seed in (0, 1, 2):
+                for estimator, shift in (("marginal", 0.0), ("nnkcde", -0.1)):
+                    loss = -0.5 + shift - alpha + 0.01 * seed
+                    _job(tmp_path, num, estimator=estimator, seed=seed, rel_loss_direct=loss,
+                         cde_dataset_params={"d": d, "alpha": alpha, "nz": 2})
+                    num += 1
+    results = load_cde_results(tmp_path)
+    assert sweep_axes(results) == ("data.alpha", ["data.d[0]"])
+    paths = write_study_report("cde_sweep", tmp_path)
+    assert paths["png"].read_bytes().startswith(b"\x89PNG")
+    import pandas as pd
+
+    table = pd.read_csv(paths["csv"])
+    assert len(table) == 2 * 2 * 2 and set(table["n_seeds"]) == {3}
+    row = table[(table["data.d[0]"] == 0.1) & (table["data.alpha"] == 0.3) & (table["estimator"] == "nnkcde")]
+    assert row["rel_loss_direct"].item() == pytest.approx(-0.5 - 0.1 - 0.3 + 0.01)
+    assert row["rel_loss_direct_se"].item() == pytest.approx(0.01 / np.sqrt(3))
+
+
+def test_a_swept_coordinate_of_a_list_parameter_is_the_x_axis(tmp_path):
+    for num, (d1, seed) in enumerate([(0.2, 0), (0.2, 1), (0.6, 0), (0.6, 1), (0.9, 0), (0.9, 1)]):
+        _job(tmp_path, num, estimator="ckde", seed=seed, rel_loss_direct=-d1, cde_dataset_params={"d": [d1, 1.0]})
+    assert sweep_axes(load_cde_results(tmp_path)) == ("data.d[0]", [])
+
+
+def test_cde_sweep_report_needs_a_swept_parameter(tmp_path):
+    _job(tmp_path, 0, estimator="marginal", seed=0, rel_loss_direct=-0.2, cde_dataset_params={"alpha": 0.1})
+    _job(tmp_path, 1, estimator="nnkcde", seed=0, rel_loss_direct=-0.3, cde_dataset_params={"alpha": 0.1})
+    with pytest.raises(ValueError, match="no swept numeric data-set parameter"):
+        write_study_report("cde_sweep", tmp_path)
+
+
+def test_density_slice_and_its_report(tmp_path):
+    data = CDE_DATASETS.get("surd")(n_train=300, n_test=20).load(seed=0)
+    for num, name in enumerate(("marginal", "nnkcde")):
+        est = ESTIMATORS.get(name)(**fast_params(name)).fit(data.X_train, data.Z_train)
+        slice_ = density_slice(est, data, 0.0, grid_size=30)
+        assert slice_["estimated"].shape == slice_["true"].shape == (30, 30)
+        assert np.all(slice_["x"] == 0.0) and slice_["ise"] > 0
+        true_at = data.true_density(np.zeros((1, data.X_train.shape[1])), np.array([[slice_["z1"][3], slice_["z2"][5]]]))
+        assert slice_["true"][5, 3] == pytest.approx(true_at[0])  # row = z2, column = z1
+        job = _job(tmp_path, num, estimator=name, seed=0, rel_loss_direct=-0.2, ise_at_x=float(slice_["ise"]))
+        np.savez_compressed(job / "density_at_x.npz", **slice_)
+    paths = write_study_report("cde_density_at_x", tmp_path)
+    assert paths["png"].read_bytes().startswith(b"\x89PNG")
+    assert "| marginal |" in paths["markdown"].read_text() and "ise_at_x" in paths["markdown"].read_text()
+    with pytest.raises(ValueError, match="x must be one number or 11"):
+        feature_point([0.0, 1.0], 11)
