@@ -108,6 +108,19 @@ def position_blocks(relevant_rank, cut_of_relevant, label_ptr, list_length, n_re
 
 
 @numba.njit(cache=True)
+def _block_precision_recall(block_ptr, block_tp, block_start, n_relevant):
+    """Precision and recall at the first cut of every block (precision 0 for "predict nothing")."""
+    block_p = np.zeros(len(block_tp))
+    block_r = np.empty(len(block_tp))
+    for k in range(len(n_relevant)):
+        for b in range(block_ptr[k], block_ptr[k + 1]):
+            if block_start[b] > 0:
+                block_p[b] = block_tp[b] / block_start[b]
+            block_r[b] = block_tp[b] / n_relevant[k]
+    return block_p, block_r
+
+
+@numba.njit(cache=True)
 def neighbourhood_rectangles(block_ptr, block_tp, block_start, block_end, n_relevant, weight_p, weight_r, slack):
     """Algorithm 2 over every position (the blocks of :func:`position_blocks`), for each direction g.
 
@@ -119,14 +132,7 @@ def neighbourhood_rectangles(block_ptr, block_tp, block_start, block_end, n_rele
     Returns six arrays of length G, averaged over labels: first-maximiser p and r, p_min, p_max, r_min, r_max.
     """
     n = len(n_relevant)
-    n_blocks = len(block_tp)
-    block_p = np.zeros(n_blocks)  # precision at the block's first cut (0 for "predict nothing")
-    block_r = np.empty(n_blocks)
-    for k in range(n):
-        for b in range(block_ptr[k], block_ptr[k + 1]):
-            if block_start[b] > 0:
-                block_p[b] = block_tp[b] / block_start[b]
-            block_r[b] = block_tp[b] / n_relevant[k]
+    block_p, block_r = _block_precision_recall(block_ptr, block_tp, block_start, n_relevant)
     n_dir = len(weight_p)
     out_bp = np.zeros(n_dir)
     out_br = np.zeros(n_dir)
@@ -202,14 +208,7 @@ def cell_rectangles(block_ptr, block_tp, block_start, block_end, n_relevant, wp_
     Returns p_min, p_max, r_min, r_max per cell (averaged over labels).
     """
     n = len(n_relevant)
-    n_blocks = len(block_tp)
-    block_p = np.zeros(n_blocks)
-    block_r = np.empty(n_blocks)
-    for k in range(n):
-        for b in range(block_ptr[k], block_ptr[k + 1]):
-            if block_start[b] > 0:
-                block_p[b] = block_tp[b] / block_start[b]
-            block_r[b] = block_tp[b] / n_relevant[k]
+    block_p, block_r = _block_precision_recall(block_ptr, block_tp, block_start, n_relevant)
     n_cells, n_refs = ref_wp.shape
     out_pmin = np.zeros(n_cells)
     out_pmax = np.zeros(n_cells)
