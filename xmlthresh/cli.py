@@ -12,6 +12,7 @@ import atexit
 import logging
 import os
 import sys
+import threading
 
 
 def register_resolvers() -> None:
@@ -58,7 +59,13 @@ def console() -> None:
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
     logging.shutdown()
-    atexit._run_exitfuncs()  # what the interpreter would run first; the rest of its finalization is skipped
+    # What the interpreter's finalization would run first, in its order: the threading module's shutdown
+    # (joins non-daemon threads and runs the callbacks of ``threading._register_atexit``, where joblib's loky
+    # and concurrent.futures shut their worker pools down), then the exit handlers. Without the first step,
+    # multiprocessing's exit handler joins loky's idle workers, which linger for their 300 s idle timeout: a
+    # joblib sweep's command hung 5 minutes after its last job. The rest of the finalization is skipped.
+    threading._shutdown()
+    atexit._run_exitfuncs()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
