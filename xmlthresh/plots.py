@@ -7,6 +7,10 @@
   cross, a jump where there is none;
 * ``pr_curves.png`` -- precision-recall curves of sample labels (the most frequent) with the chosen cuts;
 * ``per_label_pr.png`` -- per-label (p_k, r_k) at the fitted cuts, with their mean (P, R);
+* ``domain_fast.png`` -- ``domain_fast``'s polygons (Figs 3.7, 3.8b of the reference work): the inner
+  polygon H_a through the support points, the rigorous outer polygon of supporting lines, the lower point
+  (the returned, achievable thresholds) and the upper point (F's maximum on the outer polygon), and the
+  region where F exceeds the lower bound (it holds the optimum); whole quadrant and a zoom on the region;
 * ``error_map.png`` -- the grid of ``linearization_region``: the error sqrt(dP^2 + dR^2) per grid point and
   F(V), with the error region (black cells).
 """
@@ -193,6 +197,44 @@ def error_map(grid) -> Any:
     return fig
 
 
+def fan_plot(fitted: Any):
+    """``domain_fast``'s inner polygon H_a, outer polygon, lower / upper points and the region where F exceeds
+    the lower bound, drawn from ``fitted.fan`` (two panels: the quadrant, and a zoom on the region)."""
+    from matplotlib.patches import Polygon
+
+    plt = _pyplot()
+    fan, info, beta = fitted.fan, fitted.info, fitted.beta
+    support, chain, region = fan["support_points"], fan["outer_chain"], fan["region_boundary"]
+    lower, upper = fitted.lower_bound, fitted.upper_bound
+    fig, axes = plt.subplots(1, 2, figsize=(10.4, 5))
+    (rp0, rp1), (rr0, rr1) = (info["region_P_min"], info["region_P_max"]), (info["region_R_min"], info["region_R_max"])
+    half = 0.75 * max(rp1 - rp0, rr1 - rr0, 1e-6)
+    zoom = ((0.5 * (rp0 + rp1) - half, 0.5 * (rp0 + rp1) + half), (0.5 * (rr0 + rr1) - half, 0.5 * (rr0 + rr1) + half))
+    for ax, (xlim, ylim) in zip(axes, (((0, 1.02), (0, 1.02)), zoom)):
+        grid_p, grid_r = np.meshgrid(np.linspace(*xlim, 300), np.linspace(*ylim, 300))
+        ax.contour(grid_p, grid_r, f_beta(np.maximum(grid_p, 0), np.maximum(grid_r, 0), beta), levels=[lower, upper],
+                   colors=["tab:green", "tab:red"], linewidths=0.6, linestyles=":")
+        ax.add_patch(Polygon(region, closed=True, facecolor="gold", edgecolor="darkgoldenrod", lw=0.8, alpha=0.7,
+                             label=f"F >= lower bound inside the outer polygon (dP {info['region_dP']:.2g}, "
+                                   f"dR {info['region_dR']:.2g})"))
+        ax.plot(chain[:, 0], chain[:, 1], "-", color="tab:red", lw=1, label="outer polygon (supporting lines)")
+        ax.plot(support[:, 0], support[:, 1], ".-", color="tab:blue", lw=1, ms=3,
+                label=f"inner polygon H_a ({len(support)} support points)")
+        ax.plot(*fan["lower_point"], "o", color="tab:green", ms=7, label=f"lower point, F = {lower:.6f}")
+        ax.plot(*fan["upper_point"], "^", color="tab:red", ms=7, label=f"upper point, F = {upper:.6f}")
+        ax.set_xlim(*xlim)
+        ax.set_ylim(*ylim)
+        ax.set_xlabel("mean precision P")
+        ax.set_ylabel("mean recall R")
+    axes[0].legend(fontsize=7, loc="lower left")
+    name = fitted.fit_lists.name if fitted.fit_lists is not None else "data"
+    axes[0].set_title(f"{name}: domain_fast, n_angles = {fan['n_angles']}, beta = {beta:g}", fontsize=9)
+    axes[1].set_title(f"zoom on the region: dF {info['region_dF']:.2g}, dRad {info['region_dradius']:.2g}, "
+                      f"dArg {info['region_dangle']:.2g}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
 def save_run_plots(fitted: Any, out_dir: Path) -> list[Path]:
     """Every plot that applies to a rule fitted on ranked lists (a :class:`~xmlthresh.strategies.fitted.FittedRule`
     with ``fit_lists``), drawn from what it holds -- nothing is refitted -- and saved into ``out_dir``."""
@@ -205,6 +247,8 @@ def save_run_plots(fitted: Any, out_dir: Path) -> list[Path]:
     if fitted.cuts is not None:
         figures["per_label_pr.png"] = lambda: per_label_pr(lists, fitted.cuts, fitted.strategy, beta)
         figures["pr_curves.png"] = lambda: pr_curves(lists, fitted.cuts)
+    if getattr(fitted, "fan", None) is not None:
+        figures["domain_fast.png"] = lambda: fan_plot(fitted)
     if fitted.grid is not None:
         figures["error_map.png"] = lambda: error_map(fitted.grid)
     paths = []
