@@ -4,7 +4,7 @@
   otherwise), the boundary of its convex hull (the Minkowski sum of the label chains), F level lines, the
   returned point and the hull maximiser (the certified upper bound);
 * ``argv.png`` -- ArgV, the angle of V against the input angle, with the identity: a fixed point where they
-  cross, a jump where there is none;
+  cross, a jump where there is none (its curve as data in ``argv.csv``, which the ``argv`` study overlays);
 * ``pr_curves.png`` -- precision-recall curves of sample labels (the most frequent) with the chosen cuts;
 * ``per_label_pr.png`` -- per-label (p_k, r_k) at the fitted cuts, with their mean (P, R);
 * ``domain_fast.png`` -- ``domain_fast``'s polygons (Figs 3.7, 3.8b of the reference work): the inner
@@ -25,7 +25,7 @@ import numpy as np
 
 from .data.candidates import build_candidates
 from .data.ranked_lists import RankedLists
-from .files import write_bytes_atomic
+from .files import write_bytes_atomic, write_text_atomic
 from .metrics import f_beta
 
 
@@ -92,15 +92,26 @@ def achievable_set(lists: RankedLists, beta: float, cuts: np.ndarray | None = No
     return fig
 
 
-def argv_plot(lists: RankedLists, beta: float, n_angles: int = 2000):
-    """Figure of ArgV(theta) against the identity."""
+def argv_curve(lists: RankedLists, beta: float, n_angles: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    """ArgV on a uniform fan of input angles in (0, pi/2): (theta, angle of V(cos theta, sin theta))."""
     from .strategies.linearization import LinearizedMap
 
-    plt = _pyplot()
     kept = lists if np.all(lists.n_relevant > 0) else lists.with_relevant_only()[0]
     vmap = LinearizedMap.build(build_candidates(kept), beta)
     theta = np.linspace(1e-4, np.pi / 2 - 1e-4, n_angles)
-    arg_v = vmap.angle(vmap.state_at_angle(theta))
+    return theta, vmap.angle(vmap.state_at_angle(theta))
+
+
+def argv_csv(lists: RankedLists, beta: float, n_angles: int = 2000) -> str:
+    """``argv.csv``: the curve of ``argv.png`` as data (columns theta, argv), read by the ``argv`` study."""
+    theta, arg_v = argv_curve(lists, beta, n_angles)
+    return "theta,argv\n" + "".join(f"{t!r},{a!r}\n" for t, a in zip(theta.tolist(), arg_v.tolist()))
+
+
+def argv_plot(lists: RankedLists, beta: float, n_angles: int = 2000):
+    """Figure of ArgV(theta) against the identity."""
+    plt = _pyplot()
+    theta, arg_v = argv_curve(lists, beta, n_angles)
     fig, ax = plt.subplots(figsize=(5, 4.2))
     ax.plot(theta, arg_v, drawstyle="steps-post", label="ArgV")
     ax.plot([0, np.pi / 2], [0, np.pi / 2], "--", color="0.5", label="identity")
@@ -251,7 +262,8 @@ def save_run_plots(fitted: Any, out_dir: Path) -> list[Path]:
         figures["domain_fast.png"] = lambda: fan_plot(fitted)
     if fitted.grid is not None:
         figures["error_map.png"] = lambda: error_map(fitted.grid)
-    paths = []
+    paths = [out_dir / "argv.csv"]
+    write_text_atomic(paths[0], argv_csv(lists, beta))
     for name, make in figures.items():
         fig = make()
         buffer = io.BytesIO()
