@@ -30,6 +30,13 @@ def main() -> None:
     if sys.argv[1:] in (["--help"], ["-h"]):
         print(help_text())
         return
+    if sys.argv[1:2] == ["explain"]:
+        from .explain import main as explain
+
+        code = explain(sys.argv[2:])
+        if code:
+            sys.exit(code)
+        return
     if sys.argv[1:2] == ["list"]:
         from .plugins import describe
 
