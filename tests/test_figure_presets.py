@@ -31,7 +31,7 @@ def sweep_params(preset: str) -> tuple[dict, dict]:
 @pytest.mark.slow  # two jobs drawing every picture of a run: ~5-9 s
 def test_argv_preset_overlays_the_curves_of_its_jobs(tmp_path):
     params, cfg = sweep_params("argv")
-    assert params["dataset"] == "espgame,wikilshtc,corel5k" and cfg["report"]["kind"] == "argv"
+    assert params["dataset"] == "espgame,wikilshtc,corel5k,corel5k_tagprop260" and cfg["report"]["kind"] == "argv"
     assert cfg["plots"] is True
     tiny = (["dataset=synthetic", "dataset.n_labels=12", "dataset.num_docs=60"],
             ["dataset=synthetic", "dataset.n_labels=20", "dataset.num_docs=90", "beta=2"])
