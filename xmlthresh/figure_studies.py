@@ -68,7 +68,7 @@ def argv_plot(table: pd.DataFrame, curves: dict[str, pd.DataFrame]) -> bytes:
     ax.set_xlabel("angle of (P0, R0) [degrees]")
     ax.set_ylabel("angle of V(P0, R0) [degrees]")
     ax.set_title("ArgV of the linearised map (a fixed point where it meets the identity)", fontsize=10)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="lower left")
     return png_bytes(fig)
 
 
