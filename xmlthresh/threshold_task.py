@@ -84,6 +84,7 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
         tracker.set_tags({"skipped": reason})
         return {**base, "skipped": True, "skip_reason": reason}, None
 
+    options = picture_options(cfg, _label_ids(data)) if draw else {}  # checked before any fitting
     warmup_seconds = 0.0
     if cfg.get("warm_up", True):
         started = time.perf_counter()
@@ -105,7 +106,6 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
         tracker.log_artifact(path)
     pictures = None
     if draw and fitted.fit_lists is not None:
-        options = picture_options(cfg, _label_ids(data))
         pictures = lambda: _draw(fitted, run_dir, **options)  # noqa: E731
     return {**base, **evaluation, "warmup_seconds": warmup_seconds}, pictures
 
