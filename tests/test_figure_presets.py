@@ -109,3 +109,17 @@ def test_pr_curves_draw_the_chosen_labels():
     figure = pr_curves(lists, np.ones(10, dtype=np.int64), labels=np.array([7, 2]))
     assert [text.get_text() for text in figure.axes[0].get_legend().get_texts()] == [
         f"label {lists.label_ids[7]}", f"label {lists.label_ids[2]}"]
+
+
+@pytest.mark.parametrize("preset, swept", [("domain_fast_beta", {"beta", "strategy.n_angles"}),
+                                           ("domain_fast_angles", {"strategy.n_angles", "dataset"})])
+def test_domain_fast_presets_sweep_numeric_parameters_and_report_the_spreads(preset, swept, tmp_path):
+    params, cfg = sweep_params(preset)
+    assert params["strategy"] == "domain_fast" and swept <= set(params)
+    assert all(float(value) > 0 for value in str(params["strategy.n_angles"]).split(","))
+    assert {"region_dF", "region_dP", "region_dR"} <= set(cfg["report"]["metrics"])
+    # one job of the sweep, on tiny data: every reported spread is in result.json and finite
+    result = run_job(composed("strategy=domain_fast", "strategy.n_angles=14", "dataset.n_labels=15",
+                              "dataset.num_docs=80"), tmp_path)
+    for name in cfg["report"]["metrics"]:
+        assert np.isfinite(result[name]), name
