@@ -109,16 +109,16 @@ def argv_curve(lists: RankedLists, beta: float, n_angles: int = 2000) -> tuple[n
     return theta, vmap.angle(vmap.state_at_angle(theta))
 
 
-def argv_csv(lists: RankedLists, beta: float, n_angles: int = 2000) -> str:
+def argv_csv(theta: np.ndarray, arg_v: np.ndarray) -> str:
     """``argv.csv``: the curve of ``argv.png`` as data (columns theta, argv), read by the ``argv`` study."""
-    theta, arg_v = argv_curve(lists, beta, n_angles)
     return "theta,argv\n" + "".join(f"{t!r},{a!r}\n" for t, a in zip(theta.tolist(), arg_v.tolist()))
 
 
-def argv_plot(lists: RankedLists, beta: float, n_angles: int = 2000):
-    """Figure of ArgV(theta) against the identity."""
+def argv_plot(lists: RankedLists, beta: float, n_angles: int = 2000,
+              curve: tuple[np.ndarray, np.ndarray] | None = None):
+    """Figure of ArgV(theta) against the identity (``curve``: the :func:`argv_curve` when already computed)."""
     plt = _pyplot()
-    theta, arg_v = argv_curve(lists, beta, n_angles)
+    theta, arg_v = curve if curve is not None else argv_curve(lists, beta, n_angles)
     fig, ax = plt.subplots(figsize=(5, 4.2))
     ax.plot(theta, arg_v, drawstyle="steps-post", label="ArgV")
     ax.plot([0, np.pi / 2], [0, np.pi / 2], "--", color="0.5", label="identity")
@@ -377,23 +377,24 @@ def save_run_plots(fitted: Any, out_dir: Path, figures: Sequence[str] = (),
     plt = _pyplot()
     lists, beta = fitted.fit_lists, fitted.beta
     extra = set(figures)
-    figures = {
+    curve = argv_curve(lists, beta)  # drawn in argv.png, written as data to argv.csv
+    drawings = {
         "domain.png": lambda: achievable_set(lists, beta, cuts=fitted.cuts),
-        "argv.png": lambda: argv_plot(lists, beta),
+        "argv.png": lambda: argv_plot(lists, beta, curve=curve),
     }
     if fitted.cuts is not None:
-        figures["per_label_pr.png"] = lambda: per_label_pr(lists, fitted.cuts, fitted.strategy, beta)
-        figures["pr_curves.png"] = lambda: pr_curves(lists, fitted.cuts, labels=labels)
+        drawings["per_label_pr.png"] = lambda: per_label_pr(lists, fitted.cuts, fitted.strategy, beta)
+        drawings["pr_curves.png"] = lambda: pr_curves(lists, fitted.cuts, labels=labels)
     if "metric_choice" in extra and fitted.strategy == "domain" and fitted.cuts is not None:
-        figures["metric_choice_density.png"] = lambda: metric_choice_density(fitted)
-        figures["metric_choice_groups.png"] = lambda: metric_choice_groups(fitted)
+        drawings["metric_choice_density.png"] = lambda: metric_choice_density(fitted)
+        drawings["metric_choice_groups.png"] = lambda: metric_choice_groups(fitted)
     if getattr(fitted, "fan", None) is not None:
-        figures["domain_fast.png"] = lambda: fan_plot(fitted)
+        drawings["domain_fast.png"] = lambda: fan_plot(fitted)
     if fitted.grid is not None:
-        figures["error_map.png"] = lambda: error_map(fitted.grid)
+        drawings["error_map.png"] = lambda: error_map(fitted.grid)
     paths = [out_dir / "argv.csv"]
-    write_text_atomic(paths[0], argv_csv(lists, beta))
-    for name, make in figures.items():
+    write_text_atomic(paths[0], argv_csv(*curve))
+    for name, make in drawings.items():
         fig = make()
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=110)
