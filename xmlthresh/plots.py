@@ -235,7 +235,8 @@ def fan_plot(fitted: Any):
         grid_p, grid_r = np.meshgrid(np.linspace(*xlim, 300), np.linspace(*ylim, 300))
         ax.contour(grid_p, grid_r, f_beta(np.maximum(grid_p, 0), np.maximum(grid_r, 0), beta), levels=[lower, upper],
                    colors=["tab:green", "tab:red"], linewidths=0.6, linestyles=":")
-        ax.add_patch(Polygon(region, closed=True, facecolor="gold", edgecolor="darkgoldenrod", lw=0.8, alpha=0.7,
+        # a thick gold edge keeps a sliver-thin region visible (at 1000 directions it is ~1e-5 wide)
+        ax.add_patch(Polygon(region, closed=True, facecolor="gold", edgecolor="gold", lw=4, alpha=0.8, zorder=1,
                              label=f"F >= lower bound inside the outer polygon (dP {info['region_dP']:.2g}, "
                                    f"dR {info['region_dR']:.2g})"))
         ax.plot(chain[:, 0], chain[:, 1], "-", color="tab:red", lw=1, label="outer polygon (supporting lines)")
