@@ -55,3 +55,25 @@ def test_the_command_finds_the_plugin_data_set_and_fails_in_one_line(monkeypatch
                                                "labels with relevant documents")
     assert main(["dataset=nope"]) == 1
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_tied_scores_admit_no_cut_inside_a_relevant_tie_group():
+    """With ties, coordinate ascent must stay below the certified bound (a cut splitting a tie is not a rule)."""
+    from xmlthresh.data.scores import ScoredSplit
+    from xmlthresh.explain import cut_options
+    from xmlthresh.strategies import STRATEGIES
+
+    rng = np.random.default_rng(3)
+    labels = rng.random((60, 6)) < 0.3
+    labels[0] = True
+    scores = np.round(labels + rng.standard_normal(labels.shape), 0)  # few distinct values: many ties
+    lists = ScoredSplit(scores, labels).ranking().lists
+    for k in range(lists.n_labels):
+        cuts, tp = cut_options(lists, k)
+        rank = lists.relevant_rank[lists.label_ptr[k]:lists.label_ptr[k + 1]]
+        end = lists.cut_of_relevant[lists.label_ptr[k]:lists.label_ptr[k + 1]]
+        assert not any(((rank <= c) & (c < end)).any() for c in cuts[:-1])
+    bound = STRATEGIES.get("domain")().fit_lists(lists).upper_bound_
+    for start in (np.ones(lists.n_labels, dtype=np.int64), np.full(lists.n_labels, lists.num_docs)):
+        _, _, f = coordinate_ascent(lists, 1.0, start)
+        assert f <= bound + 1e-12

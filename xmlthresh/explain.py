@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .data.candidates import build_candidates
-from .data.evaluation import true_positives_at_cuts
+from .data.multilabel import ScoreData
 from .data.ranked_lists import RankedLists
 from .metrics import f_beta
 
@@ -35,16 +35,31 @@ MAX_TRACED_LABELS = 1000
 
 
 def cut_options(lists: RankedLists, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every admissible cut of label k (1..L_k and, when allowed, "predict all" = m) and its tp."""
+    """Every admissible cut of label k (1..L_k and, when allowed, "predict all" = m) and its tp. With tied
+    scores a relevant document counts from the end of its tie group on, and cuts inside a relevant
+    document's tie group (from its rank to the group's end) are not admissible."""
     length, m = int(lists.list_length[k]), int(lists.num_docs)
-    cuts = np.arange(1, length + 1, dtype=np.int64)
+    rank = lists.relevant_rank[lists.label_ptr[k]:lists.label_ptr[k + 1]]
+    end = lists.cut_of_relevant[lists.label_ptr[k]:lists.label_ptr[k + 1]]
+    inside = np.zeros(length + 2, dtype=np.int64)  # difference array over positions: [rank, end) is inside
+    np.add.at(inside, np.minimum(rank, length + 1), 1)
+    np.add.at(inside, np.minimum(end, length + 1), -1)
+    cuts = np.flatnonzero(np.cumsum(inside)[1:length + 1] == 0).astype(np.int64) + 1
     if lists.include_predict_all:
         cuts = np.r_[cuts[cuts != m], m]
-    ranks = lists.relevant_rank[lists.label_ptr[k]:lists.label_ptr[k + 1]]
-    tp = np.searchsorted(np.sort(ranks), np.minimum(cuts, length), side="right").astype(np.int64)
+    tp = np.searchsorted(np.sort(end), np.minimum(cuts, length), side="right").astype(np.int64)
     if lists.include_predict_all:
         tp[-1] = lists.n_relevant[k]
     return cuts, tp
+
+
+def tp_at_cuts(lists: RankedLists, cuts: np.ndarray) -> np.ndarray:
+    """tp of each label at admissible ``cuts`` (a relevant document counts once its tie group is included)."""
+    tp = np.zeros(lists.n_labels, dtype=np.int64)
+    for k in range(lists.n_labels):  # explain handles at most MAX_TRACED_LABELS labels here
+        end = lists.cut_of_relevant[lists.label_ptr[k]:lists.label_ptr[k + 1]]
+        tp[k] = lists.n_relevant[k] if cuts[k] == lists.num_docs else int(np.count_nonzero(end <= cuts[k]))
+    return tp
 
 
 def _pr(tp: np.ndarray, cut: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -98,7 +113,7 @@ def coordinate_ascent(lists: RankedLists, beta: float, start: np.ndarray) -> tup
     n = lists.n_labels
     options = [cut_options(lists, k) for k in range(n)]
     cuts = np.asarray(start, dtype=np.int64).copy()
-    tp = true_positives_at_cuts(lists, cuts)
+    tp = tp_at_cuts(lists, cuts)
     p, r = _pr(tp, cuts, lists.n_relevant)
     moves = []
     f = float(f_beta(p.mean(), r.mean(), beta))
@@ -135,7 +150,8 @@ def explain(lists: RankedLists, beta: float = 1.0, start: Sequence[int] | None =
                f"{'a' if domain.fixed_point_exists_ else 'no'} fixed point")
 
     counts = [len(cut_options(lists, k)[0]) for k in range(lists.n_labels)]
-    total = float(np.prod(np.array(counts, dtype=float)))
+    with np.errstate(over="ignore"):  # astronomically many vectors: inf, reported as such
+        total = float(np.prod(np.array(counts, dtype=float)))
     out.append("")
     if total <= max_vectors:
         table = all_vectors(lists, beta)
@@ -212,8 +228,11 @@ def main(argv: Sequence[str]) -> int:
         option = dict(cfg["dataset"])
         loader = option.pop("loader", None) or option.get("name")
         data = DATASETS.build(loader, option).load()
+        if isinstance(data, ScoreData):  # score data: the ranked lists of its test split (what oracle fits)
+            data = data.splits["test"].ranking().lists
         if not isinstance(data, RankedLists):
-            raise ConfigError(f"explain needs a ranked-list data set; {option.get('name')!r} has scores or features")
+            raise ConfigError(f"explain needs ranked lists or scores; {option.get('name')!r} has features only "
+                              "(rank it first, e.g. save a ranker's scores and use dataset=scores)")
         start = None
         if args.start is not None:
             start = [int(value) for value in args.start.split(",")]
