@@ -21,7 +21,8 @@ def test_run_plots_are_written(tmp_path):
         out.mkdir()
         paths = save_run_plots(model.fitted(), out)
         assert {p.stem for p in paths} == expected
-        assert all(p.read_bytes().startswith(PNG) for p in paths)
+        assert all(p.read_bytes().startswith(PNG) for p in paths if p.suffix == ".png")
+        assert (out / "argv.csv").read_text().startswith("theta,argv\n")
 
 
 def test_small_instances_show_every_threshold_vector():

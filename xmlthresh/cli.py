@@ -26,10 +26,18 @@ def main() -> None:
     """Console entry point (``xmlthresh ...`` and ``python -m xmlthresh ...``).
 
     ``xmlthresh list`` lists every option of every group and the plugins (read from the option folders:
-    nothing heavy is imported); ``xmlthresh list --check`` also imports the plugins and every registered class.
+    nothing heavy is imported); ``xmlthresh list --check`` also imports the plugins and every registered class;
+    ``xmlthresh explain <overrides>`` spells out a small threshold problem (:mod:`xmlthresh.explain`).
     """
     if sys.argv[1:] in (["--help"], ["-h"]):
         print(help_text())
+        return
+    if sys.argv[1:2] == ["explain"]:
+        from .explain import main as explain
+
+        code = explain(sys.argv[2:])
+        if code:
+            sys.exit(code)
         return
     if sys.argv[1:2] == ["list"]:
         from .plugins import describe
@@ -88,9 +96,11 @@ def help_text() -> str:
              "", "Usage: xmlthresh [group=option ...] [key=value ...]   (-m: a sweep over comma-separated values)", ""]
     for group in GROUPS:
         lines += option_lines(group)
-    lines += ["", "settings: seed, beta, task (thresholds | cde), plots, ceiling, warm_up, force, report.*, tracking.*",
+    lines += ["", "settings: seed, beta, task (thresholds | cde), plots, figures, plot_labels, ceiling, warm_up, force, "
+              "report.*, tracking.*",
               "(xmlthresh --cfg job shows them all with their values)", "", "Examples:"]
     for command, what in EXAMPLES:
         lines += [f"  {command}", f"      {what}"]
-    lines += ["", "xmlthresh list: the options and the plugins; xmlthresh --hydra-help: Hydra's own flags."]
+    lines += ["", "xmlthresh list: the options and the plugins; xmlthresh explain dataset=...: a small threshold "
+              "problem spelled out; xmlthresh --hydra-help: Hydra's own flags."]
     return "\n".join(lines)

@@ -4,9 +4,20 @@
   otherwise), the boundary of its convex hull (the Minkowski sum of the label chains), F level lines, the
   returned point and the hull maximiser (the certified upper bound);
 * ``argv.png`` -- ArgV, the angle of V against the input angle, with the identity: a fixed point where they
-  cross, a jump where there is none;
-* ``pr_curves.png`` -- precision-recall curves of sample labels (the most frequent) with the chosen cuts;
+  cross, a jump where there is none (its curve as data in ``argv.csv``, which the ``argv`` study overlays);
+* ``pr_curves.png`` -- precision-recall curves of sample labels (the most frequent, or those of the
+  ``plot_labels`` config key) with the chosen cuts;
 * ``per_label_pr.png`` -- per-label (p_k, r_k) at the fitted cuts, with their mean (P, R);
+* ``domain_fast.png`` -- ``domain_fast``'s polygons (Figs 3.7, 3.8b of the reference work): the inner
+  polygon H_a through the support points, the rigorous outer polygon of supporting lines, the lower point
+  (the returned, achievable thresholds) and the upper point (F's maximum on the outer polygon), and the
+  region where F exceeds the lower bound (it holds the optimum); whole quadrant and a zoom on the region;
+* ``metric_choice_density.png`` and ``metric_choice_groups.png`` (``figures=[metric_choice]``, runs of ``domain``,
+  the certified F-macro optimum; section 3.6, Figs 3.13-3.14 of the reference work) -- the density of the per-label (p_k, r_k) at the
+  F-macro optimum next to the macro-F optimum (every label at its own F optimum: the ``independent`` cuts,
+  computed from the lists by its kernel), and the averaged PR curves of three label groups (same threshold
+  under both metrics / p_k >= r_k / p_k < r_k under F-macro) with the level lines of the linear objective
+  R0^2 p + beta^2 P0^2 r at the optimum (P0, R0) and of the per-label F;
 * ``error_map.png`` -- the grid of ``linearization_region``: the error sqrt(dP^2 + dR^2) per grid point and
   F(V), with the error region (black cells).
 """
@@ -15,13 +26,13 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from .data.candidates import build_candidates
 from .data.ranked_lists import RankedLists
-from .files import write_bytes_atomic
+from .files import write_bytes_atomic, write_text_atomic
 from .metrics import f_beta
 
 
@@ -88,15 +99,26 @@ def achievable_set(lists: RankedLists, beta: float, cuts: np.ndarray | None = No
     return fig
 
 
-def argv_plot(lists: RankedLists, beta: float, n_angles: int = 2000):
-    """Figure of ArgV(theta) against the identity."""
+def argv_curve(lists: RankedLists, beta: float, n_angles: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    """ArgV on a uniform fan of input angles in (0, pi/2): (theta, angle of V(cos theta, sin theta))."""
     from .strategies.linearization import LinearizedMap
 
-    plt = _pyplot()
     kept = lists if np.all(lists.n_relevant > 0) else lists.with_relevant_only()[0]
     vmap = LinearizedMap.build(build_candidates(kept), beta)
     theta = np.linspace(1e-4, np.pi / 2 - 1e-4, n_angles)
-    arg_v = vmap.angle(vmap.state_at_angle(theta))
+    return theta, vmap.angle(vmap.state_at_angle(theta))
+
+
+def argv_csv(theta: np.ndarray, arg_v: np.ndarray) -> str:
+    """``argv.csv``: the curve of ``argv.png`` as data (columns theta, argv), read by the ``argv`` study."""
+    return "theta,argv\n" + "".join(f"{t!r},{a!r}\n" for t, a in zip(theta.tolist(), arg_v.tolist()))
+
+
+def argv_plot(lists: RankedLists, beta: float, n_angles: int = 2000,
+              curve: tuple[np.ndarray, np.ndarray] | None = None):
+    """Figure of ArgV(theta) against the identity (``curve``: the :func:`argv_curve` when already computed)."""
+    plt = _pyplot()
+    theta, arg_v = curve if curve is not None else argv_curve(lists, beta, n_angles)
     fig, ax = plt.subplots(figsize=(5, 4.2))
     ax.plot(theta, arg_v, drawstyle="steps-post", label="ArgV")
     ax.plot([0, np.pi / 2], [0, np.pi / 2], "--", color="0.5", label="identity")
@@ -108,10 +130,12 @@ def argv_plot(lists: RankedLists, beta: float, n_angles: int = 2000):
     return fig
 
 
-def pr_curves(lists: RankedLists, cuts: np.ndarray, n_labels: int = 6):
-    """Precision-recall curves of the most frequent labels over every cut of their lists, chosen cut marked."""
+def pr_curves(lists: RankedLists, cuts: np.ndarray, n_labels: int = 6, labels: np.ndarray | None = None):
+    """Precision-recall curves over every cut of their lists, chosen cut marked: of the labels at the
+    positions ``labels`` (the reference work's Fig. 3.3 picks them), else of the ``n_labels`` most frequent."""
     plt = _pyplot()
-    order = np.argsort(-lists.n_relevant, kind="stable")[:n_labels]
+    order = (np.asarray(labels) if labels is not None
+             else np.argsort(-lists.n_relevant, kind="stable")[:n_labels])
     fig, ax = plt.subplots(figsize=(5.2, 4.4))
     for k in order:
         length = int(lists.list_length[k])
@@ -126,7 +150,8 @@ def pr_curves(lists: RankedLists, cuts: np.ndarray, n_labels: int = 6):
             ax.plot(1.0, lists.n_relevant[k] / lists.num_docs, "s", color=line.get_color())
     ax.set_xlabel("recall")
     ax.set_ylabel("precision")
-    ax.set_title("PR curves of frequent labels (markers: chosen cuts)", fontsize=10)
+    ax.set_title(f"PR curves of {'chosen' if labels is not None else 'frequent'} labels (markers: chosen cuts)",
+                 fontsize=10)
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -193,22 +218,184 @@ def error_map(grid) -> Any:
     return fig
 
 
-def save_run_plots(fitted: Any, out_dir: Path) -> list[Path]:
+def fan_plot(fitted: Any):
+    """``domain_fast``'s inner polygon H_a, outer polygon, lower / upper points and the region where F exceeds
+    the lower bound, drawn from ``fitted.fan`` (two panels: the quadrant, and a zoom on the region)."""
+    from matplotlib.patches import Polygon
+
+    plt = _pyplot()
+    fan, info, beta = fitted.fan, fitted.info, fitted.beta
+    support, chain, region = fan["support_points"], fan["outer_chain"], fan["region_boundary"]
+    lower, upper = fitted.lower_bound, fitted.upper_bound
+    fig, axes = plt.subplots(1, 2, figsize=(10.4, 5))
+    (rp0, rp1), (rr0, rr1) = (info["region_P_min"], info["region_P_max"]), (info["region_R_min"], info["region_R_max"])
+    half = 0.75 * max(rp1 - rp0, rr1 - rr0, 1e-6)
+    zoom = ((0.5 * (rp0 + rp1) - half, 0.5 * (rp0 + rp1) + half), (0.5 * (rr0 + rr1) - half, 0.5 * (rr0 + rr1) + half))
+    for ax, (xlim, ylim) in zip(axes, (((0, 1.02), (0, 1.02)), zoom)):
+        grid_p, grid_r = np.meshgrid(np.linspace(*xlim, 300), np.linspace(*ylim, 300))
+        ax.contour(grid_p, grid_r, f_beta(np.maximum(grid_p, 0), np.maximum(grid_r, 0), beta), levels=[lower, upper],
+                   colors=["tab:green", "tab:red"], linewidths=0.6, linestyles=":")
+        # a thick gold edge keeps a sliver-thin region visible (at 1000 directions it is ~1e-5 wide)
+        ax.add_patch(Polygon(region, closed=True, facecolor="gold", edgecolor="gold", lw=4, alpha=0.8, zorder=1,
+                             label=f"F >= lower bound inside the outer polygon (dP {info['region_dP']:.2g}, "
+                                   f"dR {info['region_dR']:.2g})"))
+        ax.plot(chain[:, 0], chain[:, 1], "-", color="tab:red", lw=1, label="outer polygon (supporting lines)")
+        ax.plot(support[:, 0], support[:, 1], ".-", color="tab:blue", lw=1, ms=3,
+                label=f"inner polygon H_a ({len(support)} support points)")
+        ax.plot(*fan["lower_point"], "o", color="tab:green", ms=7, label=f"lower point, F = {lower:.6f}")
+        ax.plot(*fan["upper_point"], "^", color="tab:red", ms=7, label=f"upper point, F = {upper:.6f}")
+        ax.set_xlim(*xlim)
+        ax.set_ylim(*ylim)
+        ax.set_xlabel("mean precision P")
+        ax.set_ylabel("mean recall R")
+    axes[0].legend(fontsize=7, loc="lower left")
+    name = fitted.fit_lists.name if fitted.fit_lists is not None else "data"
+    axes[0].set_title(f"{name}: domain_fast, n_angles = {fan['n_angles']}, beta = {beta:g}", fontsize=9)
+    axes[1].set_title(f"zoom on the region: dF {info['region_dF']:.2g}, dRad {info['region_dradius']:.2g}, "
+                      f"dArg {info['region_dangle']:.2g}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def _kept(fitted: Any) -> tuple[RankedLists, np.ndarray]:
+    """The fitted lists restricted to the labels with relevant documents, and their cuts."""
+    lists = fitted.fit_lists
+    keep = lists.n_relevant > 0
+    return (lists if keep.all() else lists.select_labels(keep)), np.asarray(fitted.cuts)[keep]
+
+
+def macro_f_optimum(lists: RankedLists, beta: float):
+    """(candidates, chosen candidate per label) of the macro-F optimum: every label at its first F_beta
+    maximiser -- the ``independent`` strategy's kernel on the same candidates (no strategy is fitted)."""
+    from .strategies._kernels import independent_argmax
+
+    cands = build_candidates(lists)
+    return cands, independent_argmax(cands.cand_ptr, cands.precision, cands.recall, float(beta) ** 2)
+
+
+def _label_points(lists: RankedLists, cuts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from .data.evaluation import true_positives_at_cuts
+    from .metrics import per_label_precision_recall
+
+    return per_label_precision_recall(true_positives_at_cuts(lists, cuts), cuts, lists.n_relevant)
+
+
+def metric_choice_density(fitted: Any):
+    """Density of the per-label (p_k, r_k) at the F-macro optimum (the fitted cuts) and at the macro-F
+    optimum, log-scaled 2-D histograms on one colour scale, with each metric's mean point."""
+    from matplotlib.colors import LogNorm
+
+    plt = _pyplot()
+    beta = fitted.beta
+    lists, cuts = _kept(fitted)
+    cands, choice = macro_f_optimum(lists, beta)
+    panels = (("F-macro optimum", *_label_points(lists, cuts)),
+              ("macro-F optimum (each label at its own F optimum)", cands.precision[choice], cands.recall[choice]))
+    bins = np.linspace(0, 1, 51)
+    counts = [np.histogram2d(p, r, bins=[bins, bins])[0] for _, p, r in panels]
+    top = max(1.0, max(float(c.max()) for c in counts))
+    fig, axes = plt.subplots(1, 2, figsize=(11.5, 5.4), layout="constrained")
+    for ax, (title, p, r), count in zip(axes, panels, counts):
+        image = ax.pcolormesh(bins, bins, np.where(count > 0, count, np.nan).T, cmap="viridis",
+                              norm=LogNorm(vmin=1, vmax=top))
+        _level_lines(ax, beta)
+        macro_f = float(np.mean(f_beta(p, r, beta)))
+        ax.plot(p.mean(), r.mean(), "*", color="tab:red", ms=13,
+                label=f"mean (P {p.mean():.3f}, R {r.mean():.3f})\nF-macro {f_beta(p.mean(), r.mean(), beta):.4f}, "
+                      f"macro-F {macro_f:.4f}")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_aspect("equal")
+        ax.set_xlabel("precision of the label p_k")
+        ax.set_ylabel("recall of the label r_k")
+        ax.set_title(f"{title}: {len(p)} labels", fontsize=9)
+        ax.legend(fontsize=7, loc="lower left")
+    fig.colorbar(image, ax=list(axes), label="labels per cell (1/50 x 1/50)", shrink=0.8)
+    fig.suptitle(f"{lists.name or 'data'}: per-label operating points, beta = {beta:g}", fontsize=10)
+    return fig
+
+
+def metric_choice_groups(fitted: Any):
+    """Averaged PR curves (the upper-right boundary of the group's average hull) of three label groups --
+    same threshold under both metrics, p_k >= r_k and p_k < r_k under F-macro (the others) -- with each
+    group's mean point under both metrics, the level line of the linear objective R0^2 p + beta^2 P0^2 r
+    through the F-macro point ((P0, R0) = the optimum's (P, R): every label's best response maximises it)
+    and the level line of F through the macro-F point."""
+    from .strategies.linearization import LinearizedMap
+
+    plt = _pyplot()
+    beta = fitted.beta
+    b2 = beta * beta
+    lists, cuts = _kept(fitted)
+    cands, choice = macro_f_optimum(lists, beta)
+    p_opt, r_opt = _label_points(lists, cuts)
+    p_mac, r_mac = cands.precision[choice], cands.recall[choice]
+    P0, R0 = p_opt.mean(), r_opt.mean()
+    same = cands.cut[choice] == cuts
+    groups = (("same threshold under both metrics", same), ("p_k >= r_k under F-macro", ~same & (p_opt >= r_opt)),
+              ("p_k < r_k under F-macro", ~same & (p_opt < r_opt)))
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.8))
+    grid = np.linspace(1e-3, 1, 300)
+    gp, gr = np.meshgrid(grid, grid)
+    for ax, (title, mask) in zip(axes, groups):
+        ax.set_title(f"{title}: {int(mask.sum())} labels", fontsize=9)
+        ax.set_xlim(0, 1.02)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("mean precision of the group")
+        ax.set_ylabel("mean recall of the group")
+        if not mask.any():
+            continue
+        vmap = LinearizedMap.build(build_candidates(lists.select_labels(mask)), beta)
+        ax.plot(vmap.mean_p, vmap.mean_r, color="black", lw=1.2, label="averaged PR curve (group hull)")
+        g = (p_opt[mask].mean(), r_opt[mask].mean())
+        m = (p_mac[mask].mean(), r_mac[mask].mean())
+        weight = np.array([R0 * R0, b2 * P0 * P0])
+        ax.contour(gp, gr, weight[0] * gp + weight[1] * gr, levels=[weight @ g], colors="tab:red", linewidths=0.9)
+        f_m = float(f_beta(*m, beta))
+        if f_m > 0:
+            ax.contour(gp, gr, f_beta(gp, gr, beta), levels=[f_m], colors="tab:blue", linewidths=0.9,
+                       linestyles="--")
+        ax.plot(*g, "o", color="tab:red", ms=7, label=f"F-macro optimum ({g[0]:.3f}, {g[1]:.3f})")
+        ax.plot(*m, "s", color="tab:blue", ms=6, label=f"macro-F optimum ({m[0]:.3f}, {m[1]:.3f})")
+        ax.plot([], [], color="tab:red", lw=0.9, label="R0^2 p + b^2 P0^2 r = const (at the optimum)")
+        ax.plot([], [], color="tab:blue", lw=0.9, ls="--", label=f"F = {f_m:.3f} (through the macro-F point)")
+        ax.legend(fontsize=6.5, loc="lower left")
+    fig.suptitle(f"{lists.name or 'data'}: label groups at the F-macro optimum (P0 {P0:.3f}, R0 {R0:.3f}), "
+                 f"beta = {beta:g}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+#: pictures drawn only when asked for by name (the ``figures`` config key)
+EXTRA_FIGURES = ("metric_choice",)
+
+
+def save_run_plots(fitted: Any, out_dir: Path, figures: Sequence[str] = (),
+                   labels: np.ndarray | None = None) -> list[Path]:
     """Every plot that applies to a rule fitted on ranked lists (a :class:`~xmlthresh.strategies.fitted.FittedRule`
-    with ``fit_lists``), drawn from what it holds -- nothing is refitted -- and saved into ``out_dir``."""
+    with ``fit_lists``), drawn from what it holds -- nothing is refitted -- and saved into ``out_dir``, plus the
+    ``figures`` of :data:`EXTRA_FIGURES` asked for; ``labels``: positions of the labels ``pr_curves.png`` draws."""
     plt = _pyplot()
     lists, beta = fitted.fit_lists, fitted.beta
-    figures = {
+    extra = set(figures)
+    curve = argv_curve(lists, beta)  # drawn in argv.png, written as data to argv.csv
+    drawings = {
         "domain.png": lambda: achievable_set(lists, beta, cuts=fitted.cuts),
-        "argv.png": lambda: argv_plot(lists, beta),
+        "argv.png": lambda: argv_plot(lists, beta, curve=curve),
     }
     if fitted.cuts is not None:
-        figures["per_label_pr.png"] = lambda: per_label_pr(lists, fitted.cuts, fitted.strategy, beta)
-        figures["pr_curves.png"] = lambda: pr_curves(lists, fitted.cuts)
+        drawings["per_label_pr.png"] = lambda: per_label_pr(lists, fitted.cuts, fitted.strategy, beta)
+        drawings["pr_curves.png"] = lambda: pr_curves(lists, fitted.cuts, labels=labels)
+    if "metric_choice" in extra and fitted.strategy == "domain" and fitted.cuts is not None:
+        drawings["metric_choice_density.png"] = lambda: metric_choice_density(fitted)
+        drawings["metric_choice_groups.png"] = lambda: metric_choice_groups(fitted)
+    if getattr(fitted, "fan", None) is not None:
+        drawings["domain_fast.png"] = lambda: fan_plot(fitted)
     if fitted.grid is not None:
-        figures["error_map.png"] = lambda: error_map(fitted.grid)
-    paths = []
-    for name, make in figures.items():
+        drawings["error_map.png"] = lambda: error_map(fitted.grid)
+    paths = [out_dir / "argv.csv"]
+    write_text_atomic(paths[0], argv_csv(*curve))
+    for name, make in drawings.items():
         fig = make()
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=110)

@@ -10,6 +10,7 @@
   m^(-1/2) guide.
 
 * ``cde_sweep`` and ``cde_density_at_x``: the CDE reference-study presets (``xmlthresh.cde_studies``).
+* ``argv``: the figure presets of the reference work's chapters 2-3 (``xmlthresh.figure_studies``).
 
     python -m xmlthresh.studies transfer <sweep dir>      # or consistency, cde_sweep, ...; writes <sweep dir>/report/
 
@@ -28,11 +29,12 @@ import numpy as np
 import pandas as pd
 
 from .cde_studies import CDE_STUDIES, cde_study
+from .figure_studies import FIGURE_STUDIES, figure_study
 from .files import write_bytes_atomic, write_text_atomic
 from .report import png_bytes, to_markdown
 
 REFERENCE = "independent"
-STUDIES = ("transfer", "consistency", *CDE_STUDIES)
+STUDIES = ("transfer", "consistency", *CDE_STUDIES, *FIGURE_STUDIES)
 
 
 def load_results(sweep_dir: Path) -> pd.DataFrame:
@@ -150,6 +152,9 @@ def write_study_report(study: str, sweep_dir: Path, out_dir: Path | None = None)
     paths = {"markdown": out_dir / f"{study}.md", "csv": out_dir / f"{study}.csv", "png": out_dir / f"{study}.png"}
     if study in CDE_STUDIES:
         markdown, table, png = cde_study(study, Path(sweep_dir))
+        return _write(paths, markdown, table, png)
+    if study in FIGURE_STUDIES:
+        markdown, table, png = figure_study(study, Path(sweep_dir))
         return _write(paths, markdown, table, png)
     results = load_results(Path(sweep_dir))
     if results.empty:

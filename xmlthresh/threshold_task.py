@@ -84,6 +84,7 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
         tracker.set_tags({"skipped": reason})
         return {**base, "skipped": True, "skip_reason": reason}, None
 
+    options = picture_options(cfg, _label_ids(data)) if draw else {}  # checked before any fitting
     warmup_seconds = 0.0
     if cfg.get("warm_up", True):
         started = time.perf_counter()
@@ -103,7 +104,9 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
     fitted = strategy.fitted()
     for path in write_fitted(fitted, _label_ids(data), run_dir):
         tracker.log_artifact(path)
-    pictures = (lambda: _draw(fitted, run_dir)) if draw and fitted.fit_lists is not None else None
+    pictures = None
+    if draw and fitted.fit_lists is not None:
+        pictures = lambda: _draw(fitted, run_dir, **options)  # noqa: E731
     return {**base, **evaluation, "warmup_seconds": warmup_seconds}, pictures
 
 
@@ -117,11 +120,38 @@ def write_fitted(fitted: FittedRule, label_ids: np.ndarray, run_dir: Path) -> li
     return paths
 
 
-def _draw(fitted: FittedRule, run_dir: Path) -> list[Path]:
+def _draw(fitted: FittedRule, run_dir: Path, **options: Any) -> list[Path]:
     """The pictures of a rule fitted on ranked lists, drawn from ``fitted`` (nothing is refitted)."""
     from .plots import save_run_plots  # matplotlib only for runs that draw
 
-    return save_run_plots(fitted, run_dir)
+    return save_run_plots(fitted, run_dir, **options)
+
+
+def picture_options(cfg: Mapping[str, Any], label_ids: np.ndarray) -> dict[str, Any]:
+    """``figures`` (extra pictures by name) and ``plot_labels`` (label ids -> positions) of the config,
+    checked before anything is drawn: an unknown name or label id is one line naming the accepted ones."""
+    from .plots import EXTRA_FIGURES
+
+    figures = cfg.get("figures") or []
+    if isinstance(figures, str) or not all(isinstance(name, str) for name in figures):
+        raise ConfigError(f"figures must be a list of names ({', '.join(EXTRA_FIGURES)}), got {figures!r}")
+    unknown = [name for name in figures if name not in EXTRA_FIGURES]
+    if unknown:
+        raise ConfigError(f"unknown figure(s) {', '.join(unknown)}; known: {', '.join(EXTRA_FIGURES)}")
+    labels = cfg.get("plot_labels")
+    positions = None
+    if labels is not None:
+        if isinstance(labels, (str, int)) or not len(labels):
+            raise ConfigError(f"plot_labels must be a non-empty list of label ids, got {labels!r}")
+        as_text = np.array([str(label) for label in label_ids])
+        wanted = [str(label) for label in labels]
+        missing = [label for label in wanted if label not in set(as_text.tolist())]
+        if missing:
+            raise ConfigError(f"plot_labels: no label {', '.join(missing[:10])} in the data set "
+                              f"(ids such as {', '.join(as_text[:5].tolist())})")
+        position = {label: i for i, label in reversed(list(enumerate(as_text.tolist())))}
+        positions = np.array([position[label] for label in wanted], dtype=np.int64)
+    return {"figures": tuple(figures), "labels": positions}
 
 
 def thresholds_csv(fitted: FittedRule, label_ids: np.ndarray) -> str:

@@ -22,11 +22,27 @@ Reported:
   bound (every achievable point satisfies all supporting inequalities); F is increasing and concave, so its
   maximum lies on the polyline through consecutive intersections of the supporting lines.
 
+**The region where F exceeds the lower bound** (the reference work's Table 6 and Fig. 3.8b). Every
+achievable point lies in the outer polygon, so the optimum lies in R = {x in outer polygon : F(x) >= lower
+bound}: a convex set (F is concave, the polygon convex) that does not contain the origin. F is positively
+homogeneous, so in polar coordinates (angle phi, radius rho) R is exactly
+{rho_in(phi) <= rho <= rho_out(phi)}, with rho_in = lower / F(cos phi, sin phi) (the level line) and
+rho_out the ray's exit from the outer polygon; its angles form one interval [phi_a, phi_b] whose ends are
+found by bisection. Its spreads are reported like ``linearization_region``'s: ``region_dP``, ``region_dR``,
+``region_dF`` (= upper - lower), ``region_dradius``, ``region_dangle`` with their ``_min`` / ``_max``.
+P, R and the radius are extreme at the outer polygon's vertices or at phi_a, phi_b (the level line is
+monotone in P and R, and the radius is convex along a segment), except the smallest radius, which lies on
+the level line and is found by golden-section search on the unimodal F(cos phi, sin phi).
+
 Fitted arrays besides the estimator contract: ``directions_`` (angles), ``support_points_`` and
-``outer_vertices_`` ((d, 2) and (d - 1, 2) arrays of (P, R)).
+``outer_vertices_`` ((d, 2) and (d - 1, 2) arrays of (P, R)), ``outer_chain_`` (the outer polygon's
+boundary in the quadrant, from (P_max, 0) to (0, R_max)), ``upper_point_`` (where F is maximal on it) and
+``region_boundary_`` (a closed polyline around R, for pictures). ``fitted().fan`` holds them for the plots.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -101,12 +117,19 @@ class DomainFastStrategy(ThresholdStrategy):
         t = advance / np.sin(np.diff(theta))
         outer_p = point_p[:-1] - t * sin[:-1]
         outer_r = point_r[:-1] + t * cos[:-1]
-        outer_f, _, _ = polyline_max_f(outer_p, outer_r, b2)
+        outer_f, segment, at = polyline_max_f(outer_p, outer_r, b2)
+        if len(outer_p) > 1:
+            upper = (outer_p[segment] + at * (outer_p[segment + 1] - outer_p[segment]),
+                     outer_r[segment] + at * (outer_r[segment + 1] - outer_r[segment]))
+        else:
+            upper = (float(outer_p[0]), float(outer_r[0]))
 
         self.directions_ = theta
         self.support_points_ = np.column_stack([point_p, point_r])
         self.outer_vertices_ = np.column_stack([outer_p, outer_r])
         self._outer_f = float(outer_f)
+        self.upper_point_ = np.array(upper, dtype=np.float64)
+        self.outer_chain_ = outer_chain(point_p[0], self.outer_vertices_, point_r[-1])
         self.info_["n_directions"] = int(len(theta))
         self.info_["n_hull_edges"] = int(hulls.n_edges)
         self.info_["best_direction"] = float(theta[best])
@@ -120,3 +143,110 @@ class DomainFastStrategy(ThresholdStrategy):
         self.lower_bound_ = self.f_macro_
         self.upper_bound_ = max(self._outer_f, self.f_macro_)
         self.info_["gap"] = self.upper_bound_ - self.lower_bound_
+        region, boundary = lower_bound_region(self.outer_chain_, self.lower_bound_, self.upper_bound_, self.beta)
+        self.info_.update(region)
+        self.region_boundary_ = boundary
+
+    def _fitted_extras(self) -> dict[str, Any]:
+        return {"fan": {"directions": self.directions_, "support_points": self.support_points_,
+                        "outer_chain": self.outer_chain_, "upper_point": self.upper_point_,
+                        "lower_point": np.array([self.metrics_["precision"], self.metrics_["recall"]]),
+                        "region_boundary": self.region_boundary_, "n_angles": int(self.n_angles)}}
+
+
+def outer_chain(max_precision: float, vertices: np.ndarray, max_recall: float) -> np.ndarray:
+    """The outer polygon's boundary in the quadrant, (m, 2): (P_max, 0), the vertices, (0, R_max), with
+    repeated points dropped -- with the origin it is a convex polygon whose angles from the origin increase."""
+    chain = np.vstack([[max_precision, 0.0], vertices, [0.0, max_recall]])
+    keep = np.r_[True, np.any(np.diff(chain, axis=0) != 0.0, axis=1)]
+    return chain[keep]
+
+
+def _exit_radius(chain: np.ndarray, phi: np.ndarray) -> np.ndarray:
+    """rho_out(phi): where the ray of angle phi in [0, pi/2] leaves the polygon (origin + ``chain``)."""
+    angles = np.arctan2(chain[:, 1], chain[:, 0])
+    seg = np.clip(np.searchsorted(angles, phi, side="right") - 1, 0, len(chain) - 2)
+    a, d = chain[seg], chain[seg + 1] - chain[seg]
+    ux, uy = np.cos(phi), np.sin(phi)
+    across = ux * d[:, 1] - uy * d[:, 0]
+    own = a[:, 0] * d[:, 1] - a[:, 1] * d[:, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = np.where(across != 0.0, own / across, np.hypot(a[:, 0], a[:, 1]))
+    return np.maximum(rho, 0.0)
+
+
+def _f_on_circle(phi, b2: float):
+    c, s = np.cos(phi), np.sin(phi)
+    den = b2 * c + s
+    return np.where(den > 0, (1 + b2) * c * s / np.where(den > 0, den, 1.0), 0.0)
+
+
+def _entry_radius(phi, lower: float, b2: float):
+    """rho_in(phi) = lower / F(cos phi, sin phi): where the ray of angle phi reaches the level line F = lower."""
+    f = _f_on_circle(phi, b2)
+    if lower <= 0:
+        return np.zeros_like(f)
+    with np.errstate(divide="ignore"):
+        return np.where(f > 0, lower / np.where(f > 0, f, 1.0), np.inf)
+
+
+def lower_bound_region(chain: np.ndarray, lower: float, upper: float, beta: float,
+                       n_grid: int = 4097) -> tuple[dict[str, float], np.ndarray]:
+    """Spreads of R = {x in the outer polygon : F_beta(x) >= lower} (module docstring) and a closed polyline
+    around R (outer part, then the level line back). ``upper`` is the max of F over the polygon (dF)."""
+    b2 = float(beta) ** 2
+    vertex_angles = np.arctan2(chain[:, 1], chain[:, 0])
+    phi = np.unique(np.r_[np.linspace(0.0, np.pi / 2, n_grid), vertex_angles])
+
+    def margin(angle):  # >= 0 exactly where the ray of this angle meets R
+        return _exit_radius(chain, angle) - _entry_radius(angle, lower, b2)
+
+    inside = margin(phi) >= 0
+    if not inside.any():  # R is one point (lower == upper up to rounding): the polygon's F maximiser
+        best = int(np.argmax(_f_on_circle(phi, b2) * _exit_radius(chain, phi)))
+        inside[best] = True
+    first, last = int(np.argmax(inside)), len(phi) - 1 - int(np.argmax(inside[::-1]))
+    ends = []
+    for lo, hi, is_lower_end in ((first - 1, first, True), (last + 1, last, False)):
+        if lo < 0 or lo >= len(phi):  # the interval reaches 0 or pi/2
+            ends.append(phi[hi])
+            continue
+        out, inn = np.array([phi[lo]]), np.array([phi[hi]])
+        for _ in range(60):  # bisection between an angle outside R and one inside
+            mid = 0.5 * (out + inn)
+            ok = margin(mid) >= 0
+            inn, out = np.where(ok, mid, inn), np.where(ok, out, mid)
+        ends.append(float(inn[0]))
+    phi_a, phi_b = ends
+    inner = (vertex_angles > phi_a) & (vertex_angles < phi_b)
+    end_phi = np.array([phi_a, phi_b])
+    end_rho = _exit_radius(chain, end_phi)
+    outer_points = np.vstack([np.column_stack([end_rho * np.cos(end_phi), end_rho * np.sin(end_phi)]),
+                              chain[inner]])
+    # smallest radius: on the level line, at the maximum of F(cos phi, sin phi) over [phi_a, phi_b]
+    lo, hi = phi_a, phi_b
+    golden = (np.sqrt(5.0) - 1) / 2
+    for _ in range(100):
+        x1, x2 = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        if _f_on_circle(x1, b2) >= _f_on_circle(x2, b2):
+            hi = x2
+        else:
+            lo = x1
+    near = np.array([phi_a, phi_b, 0.5 * (lo + hi)])
+    rho_in = np.minimum(_entry_radius(near, lower, b2), _exit_radius(chain, near))
+    radius = np.r_[np.hypot(outer_points[:, 0], outer_points[:, 1]), rho_in]
+    values = {"P": outer_points[:, 0], "R": outer_points[:, 1], "F": np.array([lower, upper]),
+              "radius": radius, "angle": end_phi}
+    info: dict[str, float] = {}
+    for name, value in values.items():
+        info[f"region_{name}_min"] = float(value.min())
+        info[f"region_{name}_max"] = float(value.max())
+        info[f"region_d{name}"] = float(value.max() - value.min())
+
+    # picture: the outer part from phi_a to phi_b, then the level line back
+    path_phi = np.unique(np.r_[np.linspace(phi_a, phi_b, 400), vertex_angles[inner]])
+    rho_out = _exit_radius(chain, path_phi)
+    rho_back = np.minimum(_entry_radius(path_phi, lower, b2), rho_out)[::-1]
+    boundary = np.vstack([np.column_stack([rho_out * np.cos(path_phi), rho_out * np.sin(path_phi)]),
+                          np.column_stack([rho_back * np.cos(path_phi[::-1]), rho_back * np.sin(path_phi[::-1])])])
+    return info, np.vstack([boundary, boundary[:1]])

@@ -10,6 +10,8 @@ its score thresholds. A field a strategy does not have is ``None``:
 * ``score_thresholds`` -- one score threshold per label (predict score >= t; -inf = all, +inf = none), when
   the rule was fitted on scores and is a threshold per label;
 * ``grid`` -- ``linearization_region``'s grid (one row per grid point: P0, R0, V, rectangle, in_own_rectangle, cell_in_region);
+* ``fan`` -- ``domain_fast``'s directions, support points (the inner polygon H_a), outer polygon chain, lower
+  and upper points and the boundary of the region where F exceeds the lower bound;
 * ``lower_bound`` / ``upper_bound`` -- the certificate on the optimum of the fit data (certified strategies).
 """
 
@@ -38,6 +40,7 @@ class FittedRule:
     fit_lists: RankedLists | None = None
     score_thresholds: np.ndarray | None = None
     grid: Any = None  # a pandas DataFrame (linearization_region), else None
+    fan: Mapping[str, Any] | None = None  # domain_fast's polygons and region (arrays), else None
     info: Mapping[str, Any] = field(default_factory=dict)
 
     @property

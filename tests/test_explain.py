@@ -1,0 +1,79 @@
+"""``xmlthresh explain``: Table 1 (every threshold vector of the counterexample, its coordinate-wise maxima),
+Table 7 (the linear objective per candidate at the optimum) and coordinate ascent stuck at 0.75."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from oracle import brute_force, small_instances
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.explain import all_vectors, coordinate_ascent, explain, main
+
+COUNTEREXAMPLE = RankedLists.from_relevance_lists([[1, 0, 0, 1], [1, 0, 1, 0]], [2, 2], num_docs=4,
+                                                  name="counterexample")
+
+
+def test_table_1_lists_every_pair_and_both_coordinate_wise_maxima():
+    text = explain(COUNTEREXAMPLE, 1.0, start=[4, 1])
+    assert "every threshold vector (16)" in text
+    assert "| (1, 3) | 0.8333 | 0.7500 | 0.7895 | !* |" in text  # the global optimum, 15/19
+    assert "| (4, 1) | 0.7500 | 0.7500 | 0.7500 | * |" in text  # a coordinate-wise maximum that is not global
+    assert "2 coordinate-wise maxima: (1, 3) F 0.7895, (4, 1) F 0.7500" in text
+    assert "stops at (4, 1) with F-macro 0.750000: a coordinate-wise maximum 0.039474 below the optimum" in text
+    # table 7: at the optimum label 0 keeps cut 1 although cut 4 has the larger linear objective (no fixed point)
+    assert "| 1 | 1.0000 | 0.5000 | 0.909722 | o |" in text and "| 4 | 0.5000 | 1.0000 | 0.975694 | > |" in text
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_instances(max_labels=3, max_docs=5))
+def test_every_vector_table_agrees_with_brute_force(instance):
+    lists, beta = instance
+    kept = lists.select_labels(lists.n_relevant > 0) if not np.all(lists.n_relevant > 0) else lists
+    if kept.n_labels == 0:
+        return
+    table = all_vectors(kept, beta)
+    assert np.isclose(np.max(table["F"]), brute_force(lists, beta)["f_macro"], atol=1e-12)
+    assert table["coordinate_max"][np.argmax(table["F"])]  # the global optimum is a coordinate-wise maximum
+    # coordinate ascent from any vector ends at a coordinate-wise maximum of the table
+    for start in table["cuts"][:: max(1, len(table["cuts"]) // 5)]:
+        _, cuts, f = coordinate_ascent(kept, beta, start)
+        row = np.flatnonzero((table["cuts"] == cuts).all(axis=1))[0]
+        assert table["coordinate_max"][row] and np.isclose(f, table["F"][row], atol=1e-12)
+
+
+@pytest.mark.slow  # composes the configuration and imports the plugins: ~3-5 s
+def test_the_command_finds_the_plugin_data_set_and_fails_in_one_line(monkeypatch, capsys):
+    monkeypatch.setenv("XMLTHRESH_HOME", str(Path(__file__).resolve().parents[1]))  # its plugins/ folder
+    assert main(["dataset=counterexample", "--start", "4,1"]) == 0
+    assert "stops at (4, 1) with F-macro 0.750000" in capsys.readouterr().out
+    assert main(["dataset=counterexample", "--start", "4"]) == 1
+    assert capsys.readouterr().err.strip() == ("xmlthresh explain: error: --start has 1 cuts; the data set has 2 "
+                                               "labels with relevant documents")
+    assert main(["dataset=nope"]) == 1
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_tied_scores_admit_no_cut_inside_a_relevant_tie_group():
+    """With ties, coordinate ascent must stay below the certified bound (a cut splitting a tie is not a rule)."""
+    from xmlthresh.data.scores import ScoredSplit
+    from xmlthresh.explain import cut_options
+    from xmlthresh.strategies import STRATEGIES
+
+    rng = np.random.default_rng(3)
+    labels = rng.random((60, 6)) < 0.3
+    labels[0] = True
+    scores = np.round(labels + rng.standard_normal(labels.shape), 0)  # few distinct values: many ties
+    lists = ScoredSplit(scores, labels).ranking().lists
+    for k in range(lists.n_labels):
+        cuts, tp = cut_options(lists, k)
+        rank = lists.relevant_rank[lists.label_ptr[k]:lists.label_ptr[k + 1]]
+        end = lists.cut_of_relevant[lists.label_ptr[k]:lists.label_ptr[k + 1]]
+        assert not any(((rank <= c) & (c < end)).any() for c in cuts[:-1])
+    bound = STRATEGIES.get("domain")().fit_lists(lists).upper_bound_
+    for start in (np.ones(lists.n_labels, dtype=np.int64), np.full(lists.n_labels, lists.num_docs)):
+        _, _, f = coordinate_ascent(lists, 1.0, start)
+        assert f <= bound + 1e-12
