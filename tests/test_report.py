@@ -67,3 +67,32 @@ def test_markdown_of_empty_table():
     import pandas as pd
 
     assert "no finished runs" in to_markdown(pd.DataFrame())
+
+
+def fake_store(monkeypatch, rows: list[dict]) -> None:
+    """Make ``load_runs`` read ``rows`` (MLflow search-table columns: ``params.*``, ``metrics.*``, ``tags.*``)
+    instead of a store: report logic tested in milliseconds."""
+    import pandas as pd
+
+    import xmlthresh.report as report
+
+    frame = pd.DataFrame([{"run_id": f"run{i}", "status": "FINISHED", "start_time": i, **row}
+                          for i, row in enumerate(rows)])
+    monkeypatch.setattr(report, "runs_table", lambda uri, experiment: frame)
+
+
+def run_row(strategy: str, f_macro: float, seed: int = 0, dataset: str = "espgame", **params) -> dict:
+    return {"params.strategy": strategy, "params.dataset": dataset, "params.beta": "1.0", "params.seed": str(seed),
+            "metrics.f_macro": f_macro, **{f"params.{k}": str(v) for k, v in params.items()}}
+
+
+def test_numeric_sweep_parameters_sort_as_numbers_and_null_is_all_labels(monkeypatch):
+    """Issue 15: n = 128, 16, 2 (text order) was the report's order; null (all labels) sorts as its count."""
+    rows = [run_row("domain_fast", 0.5, **{"dataset.first_n_labels": n}) for n in (128, 16, 2, "None")]
+    rows[-1]["metrics.n_labels"] = 268
+    fake_store(monkeypatch, rows)
+    table = comparison(load_runs(latest_sweep=False))
+    assert list(table["dataset.first_n_labels"]) == [2, 16, 128, 268]
+    rows = [run_row("domain", 0.5, **{"strategy.refine": r}) for r in ("bnb", "none")]
+    fake_store(monkeypatch, rows)
+    assert list(load_runs(latest_sweep=False)["strategy.refine"]) == ["bnb", "none"]  # text stays text

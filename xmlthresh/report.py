@@ -86,15 +86,30 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
     table["protocol"] = table["protocol"].fillna("oracle")
     table["seed"] = table["seed"].fillna("0")
     table["beta"] = pd.to_numeric(table["beta"])
-    for key in swept:  # numeric sweep values sort as numbers
-        numeric = pd.to_numeric(table[key], errors="coerce")
-        if numeric.notna().all():
-            table[key] = numeric
+    for key in swept:  # numeric sweep values sort as numbers (2, 16, 128), never as text (128, 16, 2)
+        table[key] = _numeric_or_text(table[key], runs.get("metrics.n_labels") if key.endswith("first_n_labels") else None)
     table["run_id"] = runs["run_id"]
     table = table.reset_index(drop=True)
     table.attrs["keys"] = KEYS[:3] + (["kind"] if "kind" in table else []) + KEYS[3:] + sorted(swept)
     table.attrs["metrics"] = list(dict.fromkeys([*METRICS, *metrics]))
     return table
+
+
+#: how MLflow records a parameter left at null (``dataset.first_n_labels: null`` = all labels)
+_NULL_TEXT = ("None", "null", "")
+
+
+def _numeric_or_text(values: pd.Series, null_means: pd.Series | None = None) -> pd.Series:
+    """``values`` (params, recorded as text) as numbers when every value that is set is a number; a value
+    left at null stays missing, or takes ``null_means`` (first_n_labels: null = all labels, so the run's
+    measured n_labels) where that is known. Otherwise the text, unchanged."""
+    unset = values.isna() | values.astype(str).isin(_NULL_TEXT)
+    numeric = pd.to_numeric(values.where(~unset), errors="coerce")
+    if numeric[~unset].isna().any():
+        return values
+    if null_means is not None:
+        numeric = numeric.fillna(pd.to_numeric(null_means, errors="coerce"))
+    return numeric
 
 
 def _varies(runs: pd.DataFrame, column: str) -> bool:
