@@ -96,3 +96,77 @@ def test_numeric_sweep_parameters_sort_as_numbers_and_null_is_all_labels(monkeyp
     rows = [run_row("domain", 0.5, **{"strategy.refine": r}) for r in ("bnb", "none")]
     fake_store(monkeypatch, rows)
     assert list(load_runs(latest_sweep=False)["strategy.refine"]) == ["bnb", "none"]  # text stays text
+
+
+def beta_sweep_rows(seeds=(0, 1)) -> list[dict]:
+    """Two strategies x five betas x seeds, F-macro = a known function of all three."""
+    rows = []
+    for strategy, offset in (("domain", 0.5), ("independent", 0.4)):
+        for beta in (0.25, 0.5, 1, 2, 4):
+            for seed in seeds:
+                row = run_row(strategy, offset + 0.01 * beta + 0.001 * seed, seed=seed, kind="deterministic")
+                row.update({"params.beta": str(float(beta)), "metrics.gap": 0.0, "metrics.lower_bound": offset,
+                            "metrics.upper_bound": offset + 1e-9, "experiment_id": "7"})
+                rows.append(row)
+    return rows
+
+
+def test_a_swept_numeric_parameter_is_the_x_axis_never_averaged(monkeypatch):
+    """Issue 14 defect 2: beta_sweep's plot averaged F over the five betas (aggfunc="mean")."""
+    from xmlthresh.report_figures import figure_points, figure_specs
+
+    fake_store(monkeypatch, beta_sweep_rows())
+    runs = load_runs(latest_sweep=False)
+    specs = figure_specs(runs)
+    assert [(s.kind, s.metric, s.x, s.series, s.panels) for s in specs] == [("line", "f_macro", "beta", ("strategy",), ())]
+    points = figure_points(runs, specs[0])
+    assert len(points) == 10 and set(points["n"]) == {2}  # one point per strategy and beta: only seeds pooled
+    domain = points[points["series"] == "domain"]
+    assert list(domain["x"]) == [0.25, 0.5, 1, 2, 4]
+    assert list(domain["mean"]) == pytest.approx([0.5 + 0.01 * b + 0.0005 for b in (0.25, 0.5, 1, 2, 4)])
+    assert domain["se"].iloc[0] == pytest.approx(0.0005)  # sem of (x, x + 0.001)
+
+
+def test_without_a_numeric_parameter_bars_per_data_set_name_every_other_key(monkeypatch):
+    from xmlthresh.report_figures import figure_points, figure_specs
+
+    rows = [run_row(s, f, dataset=d, protocol=p) for s, f in (("domain", 0.5), ("pu", 0.4))
+            for d in ("espgame", "corel5k") for p in ("oracle", "holdout")]
+    fake_store(monkeypatch, rows)
+    runs = load_runs(latest_sweep=False)
+    (spec,) = figure_specs(runs)
+    assert (spec.kind, spec.x, set(spec.series)) == ("bar", "dataset", {"strategy", "protocol"})
+    assert len(figure_points(runs, spec)) == 8  # protocols are not averaged either
+
+
+def test_two_numeric_parameters_one_line_per_value_of_the_other(monkeypatch):
+    from xmlthresh.report_figures import figure_points, figure_specs
+
+    rows = [run_row("domain_fast", 0.5 + a * 1e-4 + b, **{"strategy.n_angles": a}) for a in (14, 100) for b in (0.0, 0.1)]
+    for row, beta in zip(rows, ("1.0", "2.0") * 2):
+        row["params.beta"] = beta
+    fake_store(monkeypatch, rows)
+    runs = load_runs(latest_sweep=False)
+    specs = {s.x: s for s in figure_specs(runs)}
+    assert set(specs) == {"beta", "strategy.n_angles"}
+    points = figure_points(runs, specs["beta"])
+    assert set(points["series"]) == {"domain_fast / strategy.n_angles=14", "domain_fast / strategy.n_angles=100"}
+    assert len(points) == 4
+
+
+def test_comparison_page_is_self_contained_sortable_and_links_runs(monkeypatch, tmp_path):
+    from xmlthresh.report import write_report
+
+    fake_store(monkeypatch, beta_sweep_rows(seeds=(0,)))
+    runs = load_runs(latest_sweep=False)
+    paths = write_report(runs, tmp_path, title="beta <sweep>", command="xmlthresh experiment=beta_sweep",
+                         ui_url="http://ui:5000")
+    page = paths["html"].read_text()
+    assert "<title>beta &lt;sweep&gt;</title>" in page and 'table class="sortable"' in page
+    assert "<script src" not in page and "plotly.js v" in page.split("<body>")[0]  # plotly.js inline: offline
+    assert len(page) > 1_000_000 and 'id="figure-0"' in page and 'id="figure-1"' not in page
+    assert 'href="http://ui:5000/#/experiments/7/runs/run0"' in page
+    assert 'data-v="0.500000001"' in page  # the upper bound at full precision, not 6 digits
+    for fact in ("date", "command", "git commit", "packages", "machine"):
+        assert f"<dt>{fact}</dt>" in page
+    assert "xmlthresh experiment=beta_sweep" in page and "numpy " in page

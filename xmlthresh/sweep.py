@@ -99,7 +99,8 @@ class MlflowSweepCallback(Callback):
         runs = load_runs(tracking.get("uri"), tracking.get("experiment", "xmlthresh"), sweep=parent,
                          metrics=list(report.get("metrics", []) or []))
         paths = write_report(runs, sweep_dir / "report", reference=report.get("reference", "domain"),
-                             title=report.get("title", "xmlthresh sweep"))
+                             title=report.get("title", "xmlthresh sweep"),
+                             command="xmlthresh -m " + " ".join(OmegaConf.select(config, "hydra.overrides.task", default=[]) or []))
         study = report.get("kind")
         if study:  # a study preset: its own report (from the jobs' result.json files) beside the comparison
             from .studies import write_study_report
