@@ -29,7 +29,9 @@ from .files import write_text_atomic
 from .tracking import runs_table
 
 KEYS = ["dataset", "protocol", "strategy", "beta"]
-METRICS = ["f_macro", "macro_f", "micro_f", "lower_bound", "upper_bound", "gap", "fit_seconds", "ranker_p_at_1"]
+METRICS = ["f_macro", "macro_f", "micro_f", "lower_bound", "upper_bound", "gap", "fit_seconds", "ranker_p_at_1",
+           # holdout / crossfit: the certified bounds hold on the split the thresholds were fitted on
+           "fit_f_macro", "fit_lower_bound", "fit_upper_bound", "fit_gap"]
 #: task=cde runs: one row per data set and estimator
 CDE_KEYS = ["cde_dataset", "estimator"]
 CDE_METRICS = ["rel_loss_direct", "rel_loss_direct_se", "rel_loss_approx", "rel_loss_approx_se", "loss_approx",

@@ -20,8 +20,8 @@ import pandas as pd
 
 #: keys that name categories, never an x axis, even when their values look like numbers
 CATEGORY_KEYS = ("dataset", "cde_dataset", "strategy", "estimator", "protocol", "kind", "ranker")
-#: metrics of a sweep that are plotted next to the headline when the report asks for them, never these
-_NOT_PLOTTED = ("n_labels", "fit_seconds", "gap", "lower_bound", "upper_bound")
+#: metrics a report may ask for (``report.metrics``) that are never plotted: the x axis already says them
+_NOT_PLOTTED = ("n_labels",)
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,9 @@ def figure_specs(table: pd.DataFrame) -> list[FigureSpec]:
     metrics = [headline]
     if "gap" in table and (pd.to_numeric(table["gap"], errors="coerce") > 1e-12).any():
         metrics.append("gap")
-    defaults = {"f_macro", "macro_f", "micro_f", headline}
+    from .report import METRICS
+
+    defaults = {*METRICS, headline}
     metrics += [m for m in table.attrs.get("metrics", []) if m not in defaults and m not in _NOT_PLOTTED
                 and m in table and table[m].notna().any()]
     specs = []

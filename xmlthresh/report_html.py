@@ -39,7 +39,10 @@ PACKAGES = ("xmlthresh", "numpy", "scipy", "numba", "pandas", "scikit-learn", "m
 #: table columns: (column of the comparison table, header); keys come first, then these, when present
 _METRIC_COLUMNS = (("f_macro", "F-macro"), ("lower_bound", "certified lower bound"),
                    ("upper_bound", "certified upper bound"), ("gap", "gap"), ("fit_seconds", "fit time (s)"),
-                   ("ranker_p_at_1", "ranker P@1"), ("macro_f", "macro-F"), ("micro_f", "micro-F"))
+                   ("ranker_p_at_1", "ranker P@1"), ("fit_f_macro", "F-macro on the fit split"),
+                   ("fit_lower_bound", "certified lower bound (fit split)"),
+                   ("fit_upper_bound", "certified upper bound (fit split)"), ("fit_gap", "gap (fit split)"),
+                   ("macro_f", "macro-F"), ("micro_f", "micro-F"))
 
 
 def provenance(command: str | None = None) -> dict[str, str]:
@@ -108,7 +111,7 @@ def table_html(runs: pd.DataFrame, table: pd.DataFrame, ui_url: str) -> str:
     rows = []
     for _, row in table.iterrows():
         group = runs_by_key.get(tuple(_key_text(row[k]) for k in keys), runs.iloc[0:0])
-        cells = [_cell(row[k]) for k in keys] + [_cell(row[c]) for c, _ in metrics]
+        cells = [_cell(row[k]) for k in keys] + [_cell(row[c], digits=_DIGITS.get(c)) for c, _ in metrics]
         cells += [_cell(row.get("n_runs")), _cell(row.get(se))]
         if has_reused:
             cells.append(_cell(int(_is_reused(group["reused"]).sum()) if len(group) else 0))
@@ -121,8 +124,8 @@ def table_html(runs: pd.DataFrame, table: pd.DataFrame, ui_url: str) -> str:
         cells.append(f"<td>{' '.join(links)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     head = "".join(f'<th title="click to sort">{html.escape(h)}</th>' for h in headers)
-    return (f'<table class="sortable" id="comparison"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>")
+    return (f'<div class="scroll"><table class="sortable" id="comparison"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def _seed_order(seeds: pd.Series) -> pd.Series:
@@ -134,12 +137,18 @@ def _key_text(value: Any) -> str:
     return full_precision(value) if not (isinstance(value, float) and math.isnan(value)) else "nan"
 
 
-def _cell(value: Any) -> str:
-    """A table cell: the value at full precision, and its sort key in ``data-v`` (numbers sort as numbers)."""
+#: columns shown rounded (their sort key keeps full precision): timings are measured, not proved
+_DIGITS = {"fit_seconds": 4}
+
+
+def _cell(value: Any, digits: int | None = None) -> str:
+    """A table cell: the value at full precision (or ``digits`` significant digits), and its sort key at full
+    precision in ``data-v`` (numbers sort as numbers)."""
     text = full_precision(value)
     numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
     if numeric and text:
-        return f'<td class="num" data-v="{text}">{text}</td>'
+        shown = f"{float(value):.{digits}g}" if digits else text
+        return f'<td class="num" data-v="{text}">{shown}</td>'
     return f"<td>{html.escape(text)}</td>"
 
 
@@ -210,7 +219,7 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 """
 
 _CSS = ("body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222}h1{font-size:1.5em}"
-        "table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}"
+        ".scroll{overflow-x:auto}table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.85em}"
         "td,th{border:1px solid #ccc;padding:3px 7px}td.num{text-align:right;font-variant-numeric:tabular-nums}"
         "th{background:#f3f3f3;cursor:pointer;position:sticky;top:0}th[data-order=asc]::after{content:' \\25B2'}"
         "th[data-order=desc]::after{content:' \\25BC'}tr:hover td{background:#f7fbff}"
