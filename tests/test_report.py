@@ -165,8 +165,20 @@ def test_comparison_page_is_self_contained_sortable_and_links_runs(monkeypatch, 
     assert "<title>beta &lt;sweep&gt;</title>" in page and 'table class="sortable"' in page
     assert "<script src" not in page and "plotly.js v" in page.split("<body>")[0]  # plotly.js inline: offline
     assert len(page) > 1_000_000 and 'id="figure-0"' in page and 'id="figure-1"' not in page
-    assert 'href="http://ui:5000/#/experiments/7/runs/run0"' in page
+    assert 'href="http://ui:5000/#/experiments/7/runs/run0?workflowType=machine_learning"' in page
     assert 'data-v="0.500000001"' in page  # the upper bound at full precision, not 6 digits
     for fact in ("date", "command", "git commit", "packages", "machine"):
         assert f"<dt>{fact}</dt>" in page
     assert "xmlthresh experiment=beta_sweep" in page and "numpy " in page
+
+
+def test_links_open_the_model_training_view_of_mlflow():
+    """The URLs were checked in headless Chromium against MLflow 3.17's UI: Model training view, the sweep's
+    12 children, sorted by F-macro (the GenAI view and an unsorted table of every run otherwise)."""
+    from xmlthresh.report_html import run_url, runs_view_url
+
+    assert run_url("http://127.0.0.1:5077/", 1, "abc") == "http://127.0.0.1:5077/#/experiments/1/runs/abc?workflowType=machine_learning"
+    assert runs_view_url("http://127.0.0.1:5077", 1, "bf27") == (
+        "http://127.0.0.1:5077/#/experiments/1/runs?workflowType=machine_learning&searchFilter=tags.%60mlflow.parentRunId"
+        "%60%20%3D%20%27bf27%27&orderByKey=metrics.%60f_macro%60&orderByAsc=false")
+    assert "searchFilter" not in runs_view_url("http://h", 1)

@@ -101,6 +101,7 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
     table.attrs["keys"] = (KEYS[:3] + (["kind"] if "kind" in table else []) + (["ranker"] if ranker else [])
                            + KEYS[3:] + sorted(swept))
     table.attrs["metrics"] = list(dict.fromkeys([*METRICS, *metrics]))
+    table.attrs["sweep"] = sweep  # the parent run selected (None: every run of the experiment)
     return table
 
 
@@ -207,13 +208,14 @@ def png_bytes(fig) -> bytes:
 
 
 def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", title: str = "xmlthresh report",
-                 command: str | None = None, ui_url: str | None = None) -> dict:
+                 command: str | None = None, ui_url: str | None = None, sweep: str | None = None) -> dict:
     """Write comparison.md/.csv/.html (+ comparison.png) into ``out_dir``; returns the paths.
 
     The figures follow :func:`xmlthresh.report_figures.figure_specs` (line plots over numeric sweep
     parameters, bars otherwise; never an average over a swept parameter); ``comparison.html`` is the
     interactive page of :mod:`xmlthresh.report_html`, ``command`` its provenance's command line and ``ui_url``
-    the MLflow UI its run links point to."""
+    the MLflow UI its run links point to; ``sweep`` (default: the sweep ``load_runs`` selected) the parent run
+    whose children the page's link to the UI's runs table shows."""
     from .report_figures import comparison_png, figure_specs
     from .report_html import DEFAULT_UI_URL, comparison_page, provenance
 
@@ -236,7 +238,7 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
         paths["png"] = out_dir / "comparison.png"
         paths["png"].write_bytes(png)
     page = comparison_page(runs, table, diffs, specs, title=title, provenance_facts=provenance(command),
-                           ui_url=ui_url or DEFAULT_UI_URL, png=png)
+                           ui_url=ui_url or DEFAULT_UI_URL, png=png, sweep=sweep or runs.attrs.get("sweep"))
     write_text_atomic(paths["html"], page)
     return paths
 

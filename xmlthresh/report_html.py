@@ -78,9 +78,24 @@ def full_precision(value: Any) -> str:
     return str(value)
 
 
+#: the MLflow UI's "Model training" view (MLflow 3 opens on its GenAI view otherwise)
+_ML_VIEW = "workflowType=machine_learning"
+
+
 def run_url(ui_url: str, experiment_id: Any, run_id: str) -> str:
-    """The MLflow UI's page of a run."""
-    return f"{ui_url.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+    """The MLflow UI's page of a run, in the "Model training" view."""
+    return f"{ui_url.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}?{_ML_VIEW}"
+
+
+def runs_view_url(ui_url: str, experiment_id: Any, sweep: str | None = None, order_by: str = "f_macro") -> str:
+    """The MLflow UI's runs table of an experiment (of one sweep: its parent's children), in the "Model
+    training" view, best ``order_by`` first (checked in Chromium against MLflow 3.17's UI)."""
+    from urllib.parse import quote
+
+    query = [_ML_VIEW, f"orderByKey={quote(f'metrics.`{order_by}`')}", "orderByAsc=false"]
+    if sweep:
+        query.insert(1, f"searchFilter={quote(f'tags.`mlflow.parentRunId` = {chr(39)}{sweep}{chr(39)}')}")
+    return f"{ui_url.rstrip('/')}/#/experiments/{experiment_id}/runs?{'&'.join(query)}"
 
 
 def _is_reused(values: pd.Series) -> pd.Series:
@@ -230,7 +245,7 @@ _CSS = ("body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222}h1{fo
 
 def comparison_page(runs: pd.DataFrame, table: pd.DataFrame, diffs: pd.DataFrame, specs: Sequence[FigureSpec], *,
                     title: str, provenance_facts: Mapping[str, str], ui_url: str = DEFAULT_UI_URL,
-                    png: bytes | None = None, extra_html: str = "") -> str:
+                    png: bytes | None = None, extra_html: str = "", sweep: str | None = None) -> str:
     """The whole page as one HTML string (plotly.js inline when plotly is installed)."""
     try:
         import plotly  # noqa: F401
@@ -253,6 +268,10 @@ def comparison_page(runs: pd.DataFrame, table: pd.DataFrame, diffs: pd.DataFrame
     summary = (f"{n_runs} finished run(s), {len(table)} row(s), {seeds} seed(s). Each row is the mean over its "
                "seeds (nothing else is pooled); click a header to sort, a run link to open it in the MLflow UI "
                f"(<code>make ui</code>, at {html.escape(ui_url)}).")
+    if n_runs and "experiment_id" in runs:
+        view = runs_view_url(ui_url, runs["experiment_id"].iloc[0], sweep, table.attrs.get("headline", "f_macro"))
+        what = "this sweep's runs" if sweep else "the experiment's runs"
+        summary += f' <a id="mlflow-runs" href="{html.escape(view)}">{what} in the MLflow UI</a>, best first.' 
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              f"<style>{_CSS}</style>"]
     if get_plotlyjs is not None and figures:

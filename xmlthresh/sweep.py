@@ -100,7 +100,8 @@ class MlflowSweepCallback(Callback):
                          metrics=list(report.get("metrics", []) or []))
         paths = write_report(runs, sweep_dir / "report", reference=report.get("reference", "domain"),
                              title=report.get("title", "xmlthresh sweep"),
-                             command="xmlthresh -m " + " ".join(OmegaConf.select(config, "hydra.overrides.task", default=[]) or []))
+                             command="xmlthresh -m " + " ".join(OmegaConf.select(config, "hydra.overrides.task", default=[]) or []),
+                             sweep=parent)
         study = report.get("kind")
         if study:  # a study preset: its own report (from the jobs' result.json files) beside the comparison
             from .studies import write_study_report
