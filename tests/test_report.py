@@ -182,3 +182,28 @@ def test_links_open_the_model_training_view_of_mlflow():
         "http://127.0.0.1:5077/#/experiments/1/runs?workflowType=machine_learning&searchFilter=tags.%60mlflow.parentRunId"
         "%60%20%3D%20%27bf27%27&orderByKey=metrics.%60f_macro%60&orderByAsc=false")
     assert "searchFilter" not in runs_view_url("http://h", 1)
+
+
+def test_hull_boundary_holds_the_certified_optimum_and_params_round_trip():
+    """The page's achievable set is the set domain certifies (the instance has fewer states than are thinned
+    to): its best vertex is domain's optimum (lower bound), and F along its edges peaks at the certified upper
+    bound."""
+    from xmlthresh.metrics import f_beta
+    from xmlthresh.protocols import fit_and_evaluate
+    from xmlthresh.report_achievable import MAX_BOUNDARY_POINTS, _param_value, dataset_from_params, hull_boundary
+    from xmlthresh.strategies import STRATEGIES
+
+    params = {"dataset.loader": "synthetic", "dataset.name": "synthetic", "dataset.n_labels": "12",
+              "dataset.num_docs": "150", "dataset.seed": "0", "dataset.first_n_labels": "None",
+              "dataset.include_predict_all": "True"}
+    lists = dataset_from_params(params).load()
+    assert lists.n_labels == 12 and lists.num_docs == 150
+    assert [_param_value(v) for v in ("None", "null", "True", "3", "0.5", "x")] == [None, None, True, 3, 0.5, "x"]
+    p, r = hull_boundary(lists)
+    assert len(p) < MAX_BOUNDARY_POINTS
+    result = fit_and_evaluate(STRATEGIES.build("domain", {"beta": 2.0}), lists, "oracle")
+    assert float(np.max(f_beta(p, r, 2.0))) == pytest.approx(result["lower_bound"], abs=1e-12)
+    t = np.linspace(0, 1, 2001)[:, None]
+    along = f_beta(p[:-1] + t * (p[1:] - p[:-1]), r[:-1] + t * (r[1:] - r[:-1]), 2.0)
+    assert float(np.max(along)) == pytest.approx(result["upper_bound"], abs=1e-9)
+    assert result["upper_bound"] - result["lower_bound"] > 1e-4  # the two differ here: both claims are tested

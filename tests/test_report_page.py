@@ -1,5 +1,6 @@
 """The comparison page in a real browser: headless Chromium renders the page of a small tracked sweep; the
-table and the plotly figure (drawn as SVG by plotly.js, inline in the page) must be there. The screenshot
+table, the line plot over beta and the achievable set (drawn as SVG by plotly.js, inline in the page) must
+be there. The screenshot
 goes to runs/screenshots/ (kept by CI as an artifact). Skipped, with the reason, without Chromium."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from browser import SKIP_REASON, dump_dom, find_chromium, screenshot
 
 from xmlthresh.job import run_job
 from xmlthresh.report import load_runs, write_report
+from xmlthresh.report_achievable import mlflow_run_data
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "runs" / "screenshots"
@@ -39,7 +41,7 @@ def page(tmp_path_factory) -> Path:
                          "tracking": {"enabled": True, "uri": uri, "experiment": "xmlthresh"}},
                         tmp / f"{strategy}-{beta}")
         runs = load_runs(uri, latest_sweep=False)
-    return write_report(runs, tmp / "report", title="small beta sweep")["html"]
+        return write_report(runs, tmp / "report", title="small beta sweep", run_data=mlflow_run_data(uri))["html"]
 
 
 @pytest.mark.slow
@@ -51,5 +53,7 @@ def test_browser_renders_the_table_and_a_line_plot_over_beta(chromium, page):
     assert figure is not None, "plotly.js did not draw the figure"
     assert '<svg class="main-svg"' in dom and "scatterlayer" in dom  # drawn lines, not an empty div
     assert "f_macro against beta" in dom and ">domain<" in dom and ">independent<" in dom
+    achievable = re.search(r'<div id="achievable-0" class="[^"]*js-plotly-plot[^"]*"', dom)
+    assert achievable is not None and "synthetic: achievable (mean P, mean R)" in dom  # with 4 operating points
     shot = screenshot(chromium, page, SCREENSHOTS / "report_page.png", height=1600)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000

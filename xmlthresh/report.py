@@ -20,7 +20,7 @@ import argparse
 import io
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -29,7 +29,8 @@ from .files import write_text_atomic
 from .tracking import runs_table
 
 KEYS = ["dataset", "protocol", "strategy", "beta"]
-METRICS = ["f_macro", "macro_f", "micro_f", "lower_bound", "upper_bound", "gap", "fit_seconds", "ranker_p_at_1",
+METRICS = ["f_macro", "macro_f", "micro_f", "precision", "recall", "lower_bound", "upper_bound", "gap", "fit_seconds",
+           "ranker_p_at_1",
            # holdout / crossfit: the certified bounds hold on the split the thresholds were fitted on
            "fit_f_macro", "fit_lower_bound", "fit_upper_bound", "fit_gap"]
 #: task=cde runs: one row per data set and estimator
@@ -208,16 +209,19 @@ def png_bytes(fig) -> bytes:
 
 
 def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", title: str = "xmlthresh report",
-                 command: str | None = None, ui_url: str | None = None, sweep: str | None = None) -> dict:
+                 command: str | None = None, ui_url: str | None = None, sweep: str | None = None,
+                 run_data: Callable[[str], tuple[dict, dict]] | None = None) -> dict:
     """Write comparison.md/.csv/.html (+ comparison.png) into ``out_dir``; returns the paths.
 
     The figures follow :func:`xmlthresh.report_figures.figure_specs` (line plots over numeric sweep
     parameters, bars otherwise; never an average over a swept parameter); ``comparison.html`` is the
     interactive page of :mod:`xmlthresh.report_html`, ``command`` its provenance's command line and ``ui_url``
     the MLflow UI its run links point to; ``sweep`` (default: the sweep ``load_runs`` selected) the parent run
-    whose children the page's link to the UI's runs table shows."""
+    whose children the page's link to the UI's runs table shows; ``run_data(run_id)`` (a run's params and
+    metrics, :func:`xmlthresh.report_achievable.mlflow_run_data`) lets the page draw the achievable set of
+    each ranked-list data set with the strategies' operating points."""
     from .report_figures import comparison_png, figure_specs
-    from .report_html import DEFAULT_UI_URL, comparison_page, provenance
+    from .report_html import DEFAULT_UI_URL, achievable_html, comparison_page, provenance
 
     out_dir.mkdir(parents=True, exist_ok=True)
     table = comparison(runs)
@@ -237,8 +241,12 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
         png = comparison_png(runs, specs)
         paths["png"] = out_dir / "comparison.png"
         paths["png"].write_bytes(png)
+    achievable = ""
+    if run_data is not None and not runs.empty:  # CDE tables have no (precision, recall): no picture
+        achievable = achievable_html(runs, run_data)
     page = comparison_page(runs, table, diffs, specs, title=title, provenance_facts=provenance(command),
-                           ui_url=ui_url or DEFAULT_UI_URL, png=png, sweep=sweep or runs.attrs.get("sweep"))
+                           ui_url=ui_url or DEFAULT_UI_URL, png=png, sweep=sweep or runs.attrs.get("sweep"),
+                           extra_html=achievable)
     write_text_atomic(paths["html"], page)
     return paths
 
@@ -252,6 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reference", default="domain", help="strategy the paired differences refer to")
     parser.add_argument("--out", default=None, help="output directory (default: runs/reports/<sweep or all>)")
     parser.add_argument("--metrics", nargs="*", default=[], help="extra metrics to show (e.g. region_dF)")
+    parser.add_argument("--title", default="xmlthresh report", help="the page's and the markdown's title")
     parser.add_argument("--ui-url", default=None, help="the MLflow UI the page links runs to (default: make ui's "
                         "http://127.0.0.1:5000)")
     args = parser.parse_args(argv)
@@ -260,7 +269,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     out = Path(args.out) if args.out else runs_dir() / "reports" / (args.sweep or ("all" if args.all else "latest"))
     command = " ".join(["python -m xmlthresh.report", *(argv if argv is not None else sys.argv[1:])])
-    paths = write_report(runs, out, reference=args.reference, command=command, ui_url=args.ui_url)
+    from .report_achievable import mlflow_run_data
+
+    paths = write_report(runs, out, reference=args.reference, title=args.title, command=command, ui_url=args.ui_url,
+                         run_data=mlflow_run_data(args.uri))
     print(paths["markdown"].read_text())
     print("written: " + ", ".join(str(p) for p in paths.values()))
     return 0 if not runs.empty else 1

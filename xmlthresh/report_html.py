@@ -208,6 +208,25 @@ def plotly_figure(runs: pd.DataFrame, spec: FigureSpec):
     return fig
 
 
+def achievable_html(runs: pd.DataFrame, run_data) -> str:
+    """The page's section of achievable sets (:mod:`xmlthresh.report_achievable`); '' when there is none or
+    plotly is not installed."""
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        return ""
+    from .report_achievable import achievable_figures
+
+    figures = achievable_figures(runs, run_data)
+    if not figures:
+        return ""
+    divs = [fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"achievable-{number}",
+                        config={"displaylogo": False}) for number, fig in enumerate(figures)]
+    return ("<h2>Achievable sets (protocol oracle)</h2><p class='note'>The boundary of the convex hull of the "
+            "achievable (mean precision, mean recall) pairs, and the point each run reached: the F-macro optimum "
+            "lies on the boundary; hover a point for its run.</p>" + "".join(divs))
+
+
 _SORT_JS = """
 document.querySelectorAll('table.sortable').forEach(function (table) {
   table.querySelectorAll('th').forEach(function (th, index) {
@@ -274,7 +293,7 @@ def comparison_page(runs: pd.DataFrame, table: pd.DataFrame, diffs: pd.DataFrame
         summary += f' <a id="mlflow-runs" href="{html.escape(view)}">{what} in the MLflow UI</a>, best first.' 
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              f"<style>{_CSS}</style>"]
-    if get_plotlyjs is not None and figures:
+    if get_plotlyjs is not None and (figures or "plotly-graph-div" in extra_html):
         parts.append(f'<script type="text/javascript">{get_plotlyjs()}</script>')
     parts += ["</head><body>", f"<h1>{html.escape(title)}</h1>", f"<p class='note'>{summary}</p>",
               "<h2>Comparison</h2>", table_html(runs, table, ui_url) if not table.empty else "<p>no finished runs</p>"]
