@@ -207,3 +207,18 @@ def test_hull_boundary_holds_the_certified_optimum_and_params_round_trip():
     along = f_beta(p[:-1] + t * (p[1:] - p[:-1]), r[:-1] + t * (r[1:] - r[:-1]), 2.0)
     assert float(np.max(along)) == pytest.approx(result["upper_bound"], abs=1e-9)
     assert result["upper_bound"] - result["lower_bound"] > 1e-4  # the two differ here: both claims are tested
+
+
+def test_a_data_set_s_own_params_are_keys_only_when_swept_within_it(monkeypatch):
+    """dataset.path differs between espgame and example because the data set does, not because it was swept;
+    dataset.first_n_labels was swept; the figure names its line by the strategy only."""
+    from xmlthresh.report_figures import figure_points, figure_specs
+
+    rows = [run_row("domain_fast", 0.5, dataset=d, **{"dataset.path": f"{d}.txt", "dataset.first_n_labels": n})
+            for d in ("espgame", "example") for n in (2, 8)]
+    fake_store(monkeypatch, rows)
+    runs = load_runs(latest_sweep=False)
+    assert "dataset.path" not in runs.attrs["keys"] and "dataset.first_n_labels" in runs.attrs["keys"]
+    (spec,) = figure_specs(runs)
+    assert (spec.x, spec.panels) == ("dataset.first_n_labels", ("dataset",))
+    assert set(figure_points(runs, spec)["series"]) == {"domain_fast"}

@@ -125,9 +125,11 @@ def _numeric_or_text(values: pd.Series, null_means: pd.Series | None = None) -> 
 
 def _varies(runs: pd.DataFrame, column: str) -> bool:
     """Whether a param takes several values: a strategy's own param must vary among runs of one strategy
-    (two strategies that merely default ``tol`` differently are not a sweep over ``tol``)."""
-    if column.startswith("params.strategy.") and "params.strategy" in runs:
-        return bool((runs.groupby("params.strategy")[column].nunique(dropna=True) > 1).any())
+    (two strategies that merely default ``tol`` differently are not a sweep over ``tol``), and likewise a data
+    set's or a ranker's (``dataset.path`` differs between espgame and example, but nobody swept it)."""
+    for option in ("strategy", "dataset", "ranker"):
+        if column.startswith(f"params.{option}.") and f"params.{option}" in runs:
+            return bool((runs.groupby(f"params.{option}")[column].nunique(dropna=True) > 1).any())
     return runs[column].nunique(dropna=True) > 1
 
 

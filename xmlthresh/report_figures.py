@@ -63,12 +63,13 @@ def _determined(table: pd.DataFrame, key: str, by: Sequence[str]) -> bool:
     return bool((table.groupby(list(by), dropna=False)[key].nunique(dropna=False) <= 1).all())
 
 
-def _names(table: pd.DataFrame, candidates: Sequence[str]) -> list[str]:
-    """The keys that name a series: ``candidates`` less those the others determine (``kind`` is the
-    strategy's), dropped one at a time so that the names stay unique."""
+def _names(table: pd.DataFrame, candidates: Sequence[str], context: Sequence[str] = ()) -> list[str]:
+    """The keys that name a series: ``candidates`` less those the others or the ``context`` (the panel, the
+    bar's category) determine (``kind`` is the strategy's), dropped one at a time so that the names stay
+    unique within a panel or category."""
     kept = list(candidates)
     for key in list(kept):
-        if key not in ("strategy", "estimator") and _determined(table, key, [k for k in kept if k != key]):
+        if key not in ("strategy", "estimator") and _determined(table, key, [k for k in kept if k != key] + list(context)):
             kept.remove(key)
     return kept
 
@@ -88,7 +89,7 @@ def figure_specs(table: pd.DataFrame) -> list[FigureSpec]:
     numeric = [k for k in varying if k not in CATEGORY_KEYS and pd.api.types.is_numeric_dtype(table[k])]
     fixed = {k: table[k].iloc[0] for k in keys if k in table and k not in varying}
     if not numeric:
-        series = _names(table, [k for k in varying if k != category])
+        series = _names(table, [k for k in varying if k != category], [category])
         return [FigureSpec("bar", headline, category, tuple(series), (), fixed)]
     metrics = [headline]
     if "gap" in table and (pd.to_numeric(table["gap"], errors="coerce") > 1e-12).any():
@@ -101,7 +102,7 @@ def figure_specs(table: pd.DataFrame) -> list[FigureSpec]:
     specs = []
     for x in numeric:
         panels = (category,) if category in varying else ()
-        series = _names(table, [k for k in varying if k != x and k not in panels])
+        series = _names(table, [k for k in varying if k != x and k not in panels], panels)
         specs += [FigureSpec("line", metric, x, tuple(series), panels, fixed) for metric in metrics]
     return specs
 
@@ -127,6 +128,7 @@ def figure_points(runs: pd.DataFrame, spec: FigureSpec) -> pd.DataFrame:
     points = pd.DataFrame({"mean": values.mean(), "se": values.sem(ddof=1), "n": values.count()}).reset_index()
     points["run_ids"] = list(grouped["run_id"].agg(list)) if "run_id" in runs else [[] for _ in range(len(points))]
     points.loc[points["n"] < 2, "se"] = np.nan
+    points = points[points["n"] > 0].reset_index(drop=True)  # a strategy without the metric (no gap): no line
     fallback = str(runs["strategy"].iloc[0]) if "strategy" in runs else spec.metric
     points["series"] = [series_label(row, spec, fallback) for _, row in points.iterrows()]
     points["panel"] = [" / ".join(_fmt(row[k]) for k in spec.panels) for _, row in points.iterrows()]

@@ -201,8 +201,12 @@ def plotly_figure(runs: pd.DataFrame, spec: FigureSpec):
             fig.add_trace(trace, row=1, col=col)
         if spec.kind == "line" and _log_axis(here["x"]):
             fig.update_xaxes(type="log", row=1, col=col)
+        values = sorted(set(here["x"].dropna())) if spec.kind == "line" else []
+        if 0 < len(values) <= 12:  # ticks at the swept values (2, 8, 32, 268; 0.25 .. 4), not 2, 5, 10, 20
+            fig.update_xaxes(tickvals=values, ticktext=[full_precision(v) for v in values], row=1, col=col)
         fig.update_xaxes(title_text=spec.x, row=1, col=col)
-    fig.update_yaxes(title_text=spec.metric, row=1, col=1, exponentformat="e" if spec.metric == "gap" else "none")
+    fig.update_yaxes(tickformat=".4~g")  # a flat line must not print 0.0573643465554395313 ticks
+    fig.update_yaxes(title_text=spec.metric, row=1, col=1)
     fig.update_layout(title=spec.title, template="plotly_white", height=440, barmode="group",
                       margin=dict(l=60, r=20, t=70, b=50), hoverlabel=dict(align="left"))
     return fig
