@@ -222,3 +222,16 @@ def test_a_data_set_s_own_params_are_keys_only_when_swept_within_it(monkeypatch)
     (spec,) = figure_specs(runs)
     assert (spec.x, spec.panels) == ("dataset.first_n_labels", ("dataset",))
     assert set(figure_points(runs, spec)["series"]) == {"domain_fast"}
+
+
+def test_a_cde_sweep_is_not_averaged_over_its_swept_parameter(monkeypatch):
+    from xmlthresh.report_figures import figure_specs
+
+    rows = [{"tags.task": "cde", "params.estimator": e, "params.cde_dataset": "surd", "params.seed": str(s),
+             "params.cde_dataset.alpha": str(a), "metrics.rel_loss_approx": -a - 0.01 * s}
+            for e in ("nnkcde", "gmm") for a in (0.1, 0.3) for s in (0, 1)]
+    fake_store(monkeypatch, rows)
+    runs = load_runs(latest_sweep=False)
+    table = comparison(runs).set_index(["estimator", "cde_dataset.alpha"])
+    assert table.loc[("gmm", 0.3), "rel_loss_approx"] == pytest.approx(-0.305) and len(table) == 4
+    assert [(s.kind, s.x) for s in figure_specs(runs)] == [("line", "cde_dataset.alpha")]

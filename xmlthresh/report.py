@@ -127,22 +127,30 @@ def _varies(runs: pd.DataFrame, column: str) -> bool:
     """Whether a param takes several values: a strategy's own param must vary among runs of one strategy
     (two strategies that merely default ``tol`` differently are not a sweep over ``tol``), and likewise a data
     set's or a ranker's (``dataset.path`` differs between espgame and example, but nobody swept it)."""
-    for option in ("strategy", "dataset", "ranker"):
+    for option in ("strategy", "dataset", "ranker", "estimator", "cde_dataset"):
         if column.startswith(f"params.{option}.") and f"params.{option}" in runs:
             return bool((runs.groupby(f"params.{option}")[column].nunique(dropna=True) > 1).any())
     return runs[column].nunique(dropna=True) > 1
 
 
 def _cde_table(runs: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
-    """Rows of task=cde runs: data set, estimator, seed and the CDE metrics."""
-    table = pd.DataFrame({key: runs.get(f"params.{key}") for key in CDE_KEYS + ["seed"]})
+    """Rows of task=cde runs: data set, estimator, every other param that varies (``cde_dataset.alpha`` in
+    a sweep over it: never averaged over), seed and the CDE metrics."""
+    swept = sorted(column[len("params."):] for column in runs.columns
+                   if column.startswith("params.") and column[len("params."):] not in CDE_KEYS + list(_NOT_KEYS)
+                   and not _is_seed(column[len("params."):]) and _varies(runs, column))
+    table = pd.DataFrame({key: runs.get(f"params.{key}") for key in CDE_KEYS + swept + ["seed"]})
+    for key in swept:
+        table[key] = _numeric_or_text(table[key])
     wanted = list(dict.fromkeys([*CDE_METRICS, *metrics]))
     for metric in wanted:
         table[metric] = runs.get(f"metrics.{metric}", pd.Series(np.nan, index=runs.index))
     table["seed"] = table["seed"].fillna("0")
     table["run_id"] = runs["run_id"]
+    if "experiment_id" in runs:
+        table["experiment_id"] = runs["experiment_id"]
     table = table.reset_index(drop=True)
-    table.attrs.update(keys=CDE_KEYS, metrics=wanted, headline="rel_loss_approx")
+    table.attrs.update(keys=CDE_KEYS + swept, metrics=wanted, headline="rel_loss_approx")
     return table
 
 
