@@ -85,6 +85,8 @@ def achievable_figures(runs: pd.DataFrame, run_data) -> list[Any]:
     for dataset, group in oracle.groupby("dataset", sort=True):
         try:
             params, metrics = run_data(group["run_id"].iloc[0])
+            if "ranker" in params:  # features ranked by a first-stage ranker: scores, not ranked lists
+                continue
             if float(metrics.get("n_labels", 0)) > MAX_LABELS:
                 log.info("report: no achievable set for %s (more than %d labels)", dataset, MAX_LABELS)
                 continue
