@@ -33,6 +33,7 @@ def test_bash_completion_of_the_console_script_completes_options():
 
 def test_cfg_job_is_recognised_only_for_the_whole_job_config():
     assert shows_job_config(["--cfg", "job"]) and shows_job_config(["task=cde", "-c", "job"])
+    assert shows_job_config(["--cfg=job"]) and not shows_job_config(["--cfg=job", "--package=strategy"])
     assert not shows_job_config(["--cfg", "hydra"]) and not shows_job_config(["--cfg", "job", "-p", "strategy"])
     assert not shows_job_config(["-m", "--cfg", "job"]) and not shows_job_config(["strategy=domain"])
 

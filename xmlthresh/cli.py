@@ -59,10 +59,10 @@ TASK_KEYS = {"thresholds": ("strategy", "dataset", "protocol", "ranker", "beta",
 def shows_job_config(args: list[str]) -> bool:
     """Whether the command line asks Hydra for the job's config as a whole (``--cfg job`` / ``-c job``,
     no ``--package``, not a sweep)."""
-    for flag in ("--cfg", "-c"):
-        if flag in args and args[args.index(flag) + 1:args.index(flag) + 2] == ["job"]:
-            return not ({"-p", "--package", "-m", "--multirun"} & set(args))
-    return False
+    asked = "--cfg=job" in args or any(flag in args and args[args.index(flag) + 1:args.index(flag) + 2] == ["job"]
+                                       for flag in ("--cfg", "-c"))
+    whole = not ({"-p", "--package", "-m", "--multirun"} & set(args)) and not any(a.startswith("--package=") for a in args)
+    return asked and whole
 
 
 def task_config(text: str) -> str:
