@@ -40,9 +40,15 @@ check-installed: $(STAMP)
 # The MLflow UI on the project's store (runs/ at $$XMLTHRESH_HOME, else here; the artifact root is where
 # xmlthresh.tracking puts artifacts), loopback only, one worker and without MLflow's background job runner,
 # so it is up in seconds; Ctrl-C stops it. UI_PORT=5001 for another port.
+# MLflow 3 opens on its GenAI view and shows no metric column: the URL below opens the "Model training"
+# view; in an experiment's runs table, "Columns" -> f_macro, lower_bound, upper_bound, gap, fit_seconds and
+# params strategy, dataset, beta once (the browser keeps the choice). A sweep's report/comparison.html links
+# its runs table (best F-macro first) and each run.
 RUNS    ?= $(abspath $(or $(XMLTHRESH_HOME),.))/runs
 UI_PORT ?= 5000
 ui: $(STAMP)
+	@echo "MLflow UI: http://127.0.0.1:$(UI_PORT)/#/experiments?workflowType=machine_learning (Model training view;"
+	@echo "  add the columns f_macro, lower_bound, upper_bound, gap, fit_seconds, strategy, dataset, beta once)"
 	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false $(BIN)/mlflow server --backend-store-uri sqlite:///$(RUNS)/mlflow.db \
 	  --default-artifact-root file://$(RUNS)/mlartifacts --host 127.0.0.1 --port $(UI_PORT) --workers 1
 

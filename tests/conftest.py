@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import SHARED
+from helpers import no_data
 
 
 def real_data_dir() -> Path | None:
@@ -21,10 +21,7 @@ def real_data_dir() -> Path | None:
 def real_data() -> Path:
     path = real_data_dir()
     if path is None:
-        pytest.skip(
-            "real data not available: set XMLTHRESH_DATA to a directory holding berger/ESPGameNN.txt "
-            f"(for example {SHARED})"
-        )
+        pytest.skip(no_data("berger/ESPGameNN.txt"))
     return path
 
 

@@ -32,13 +32,28 @@ def serve_directory(root: Path) -> Iterator[str]:
         httpd.shutdown()
 
 
+def default_data_dir() -> Path:
+    """Where the loaders read and download raw data when XMLTHRESH_DATA is unset (as
+    :func:`xmlthresh.paths.data_dir`): ``$XDG_CACHE_HOME/xmlthresh/data``, default ``~/.cache/xmlthresh/data``."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "xmlthresh" / "data"
+
+
 def data_dir_with(relpath: str) -> Path | None:
-    """$XMLTHRESH_DATA, else the shared cache beside the checkout, when it holds ``relpath``; else None."""
+    """$XMLTHRESH_DATA (else the default data directory), or else the shared cache beside the checkout, when it
+    holds ``relpath``; else None."""
     env_dir = os.environ.get("XMLTHRESH_DATA")
-    for candidate in ([Path(env_dir)] if env_dir else []) + [SHARED]:
+    for candidate in [Path(env_dir) if env_dir else default_data_dir(), SHARED]:
         if (candidate / relpath).is_file():
             return candidate
     return None
+
+
+def no_data(relpath: str, what: str = "real data") -> str:
+    """Why a test skips without its data: what is missing, where it was looked for (``XMLTHRESH_DATA``, else the
+    default data directory) and what to set -- never a path of one developer's machine."""
+    env_dir = os.environ.get("XMLTHRESH_DATA")
+    where = f"XMLTHRESH_DATA={env_dir}" if env_dir else f"the default data directory {default_data_dir()} (XMLTHRESH_DATA unset)"
+    return f"{what} not available: no {relpath} in {where}; set XMLTHRESH_DATA to a directory holding it"
 
 
 def write_mulan_set(data: Path, name: str, n_train: int = 160, n_test: int = 80, n_labels: int = 6,

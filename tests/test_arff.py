@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import SHARED, data_dir_with
+from helpers import data_dir_with, no_data
 
 from xmlthresh.data.arff import HIERARCHICAL, ArffFormatError, parse_arff, read_arff
 from xmlthresh.data.arff_labels import binary_label_matrix
@@ -193,8 +193,7 @@ REAL_TABLES = {
 def real_root():
     root = data_dir_with("corel5k/Corel5k.xml")
     if root is None:
-        pytest.skip(f"real ARFF files not available: set XMLTHRESH_DATA to a directory holding the Mulan folders "
-                    f"(corel5k/Corel5k.xml, ...), for example {SHARED}")
+        pytest.skip(no_data("corel5k/Corel5k.xml", "real ARFF files (the Mulan folders)"))
     return root
 
 

@@ -36,6 +36,7 @@ def test_a_better_ranker_puts_relevant_documents_higher():
 
 def test_first_n_labels_and_bad_parameters():
     assert DATASETS.get("synthetic")(n_labels=30, first_n_labels=5).load().n_labels == 5
+    assert DATASETS.get("synthetic")(n_labels=30, first_n_labels=30).load().n_labels == 30  # all: no error
     with pytest.raises(ValueError, match="list_length"):
         generate_ranked_lists(num_docs=10, list_length=11)
 
@@ -49,3 +50,13 @@ def test_ranked_list_file_relative_to_data_dir(tmp_path, monkeypatch):
         DATASETS.get("ranked_lists")(path="other.txt").load()
     with pytest.raises(DataUnavailableError, match="does not exist"):
         DATASETS.get("ranked_lists")(path=str(tmp_path / "absent.txt")).load()
+
+
+@pytest.mark.parametrize("name, params", [("synthetic", {"n_labels": 30}),
+                                          ("synthetic_xmc", {"n_labels": 30, "num_docs": 40})])
+def test_first_n_labels_above_the_labels_is_an_error_not_a_cap(name, params):
+    """Issue 15: 128 "first labels" of an 80-label set used to give the 80 labels silently."""
+    from xmlthresh.validation import InputError
+
+    with pytest.raises(InputError, match=r"^dataset.first_n_labels=31 is above the 30 labels of "):
+        DATASETS.get(name)(first_n_labels=31, **params).load()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_limits
 
-from helpers import data_dir_with
+from helpers import data_dir_with, no_data
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.DOTALL)
@@ -60,8 +60,7 @@ def test_code_block_parser_pairs_outputs():
 def test_tutorial_runs_and_prints_what_it_says(in_tmp, monkeypatch):
     data = data_dir_with("yeast/yeast.xml")
     if data is None:
-        pytest.skip("the tutorial reads the Mulan data set yeast: set XMLTHRESH_DATA to a directory holding "
-                    "yeast/yeast.xml (e.g. the shared pre-filled cache)")
+        pytest.skip(no_data("yeast/yeast.xml", "the Mulan data set yeast (read by the tutorial)"))
     monkeypatch.setenv("XMLTHRESH_DATA", str(data))
     monkeypatch.setenv("XMLTHRESH_OFFLINE", "1")
     blocks = code_blocks((ROOT / "docs" / "tutorial.md").read_text())
@@ -77,7 +76,6 @@ def test_readme_python_snippets_run(in_tmp, monkeypatch):
     assert len(blocks) >= 3
     data = data_dir_with("berger/ESPGameNN.txt")
     if data is None:
-        pytest.skip("the README's ranked-list snippet loads espgame: set XMLTHRESH_DATA to a directory holding "
-                    "berger/ESPGameNN.txt (or let it download into ~/.cache/xmlthresh/data)")
+        pytest.skip(no_data("berger/ESPGameNN.txt", "espgame (loaded by the README's ranked-list snippet)"))
     monkeypatch.setenv("XMLTHRESH_DATA", str(data))
     run_blocks(blocks, "README.md, Python API")  # from an empty directory: nothing relative to the checkout

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from helpers import SHARED, data_dir_with
+from helpers import data_dir_with, no_data
 
 from xmlthresh.data.arff import parse_arff
 from xmlthresh.data.feature_encoding import FeatureEncoder, positive_value
@@ -115,8 +115,7 @@ def real_sets(tmp_path_factory):
     """Loads each real data set once (validation_fraction=0, a fresh feature cache, downloads off)."""
     root = data_dir_with("corel5k/Corel5k.xml")
     if root is None:
-        pytest.skip(f"real data sets not available: set XMLTHRESH_DATA to a directory holding the Mulan folders "
-                    f"(corel5k/Corel5k.xml, ...) and hmc_cellcycle_GO/, for example {SHARED}")
+        pytest.skip(no_data("corel5k/Corel5k.xml", "real data sets (the Mulan folders and hmc_cellcycle_GO/)"))
     from xmlthresh.datasets.hmc import HMCDataset
     from xmlthresh.datasets.mulan import MulanDataset
 

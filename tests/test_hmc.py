@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from helpers import SHARED, data_dir_with
+from helpers import data_dir_with, no_data
 
 from xmlthresh.data.download import DataUnavailableError
 from xmlthresh.datasets import DATASETS
@@ -171,8 +171,7 @@ def real_hmc_dir() -> Path | None:
 def cellcycle(tmp_path_factory):
     root = real_hmc_dir()
     if root is None:
-        pytest.skip("real HMC data not available: set XMLTHRESH_DATA to a directory holding "
-                    f"hmc_cellcycle_GO/cellcycle_GO.train.arff (for example {SHARED})")
+        pytest.skip(no_data("hmc_cellcycle_GO/cellcycle_GO.train.arff", "real HMC data"))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XMLTHRESH_DATA", str(root))
         patch.setenv("XMLTHRESH_CACHE", str(tmp_path_factory.mktemp("hmc-cache")))

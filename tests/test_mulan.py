@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from helpers import SHARED, data_dir_with, serve_directory
+from helpers import data_dir_with, no_data, serve_directory
 
 from xmlthresh.data.arff import read_arff
 from xmlthresh.data.download import DataUnavailableError, RemoteFile
@@ -379,9 +379,10 @@ def test_bad_parameters_are_rejected():
 
 
 def test_known_files_cover_every_mulan_file_of_the_shared_checksums():
-    sums = SHARED / "SHA256SUMS"
-    if not sums.is_file():
-        pytest.skip(f"{sums} not available")
+    root = data_dir_with("SHA256SUMS")
+    if root is None:
+        pytest.skip(no_data("SHA256SUMS", "the data cache's checksum manifest"))
+    sums = root / "SHA256SUMS"
     expected = {}
     for line in sums.read_text().splitlines():
         sha, relpath = line.split()
@@ -416,8 +417,7 @@ def real_mulan(tmp_path_factory):
     """Loads each real data set once per module (shared temporary cache), recording the load times."""
     root = shared_mulan_dir()
     if root is None:
-        pytest.skip(f"real Mulan data not available: set XMLTHRESH_DATA to a directory holding corel5k/Corel5k.xml "
-                    f"(for example {SHARED})")
+        pytest.skip(no_data("corel5k/Corel5k.xml", "real Mulan data"))
     cache = tmp_path_factory.mktemp("mulan-cache")
     loaded: dict[str, tuple] = {}
 

@@ -67,3 +67,171 @@ def test_markdown_of_empty_table():
     import pandas as pd
 
     assert "no finished runs" in to_markdown(pd.DataFrame())
+
+
+def fake_store(monkeypatch, rows: list[dict]) -> None:
+    """Make ``load_runs`` read ``rows`` (MLflow search-table columns: ``params.*``, ``metrics.*``, ``tags.*``)
+    instead of a store: report logic tested in milliseconds."""
+    import pandas as pd
+
+    import xmlthresh.report as report
+
+    frame = pd.DataFrame([{"run_id": f"run{i}", "status": "FINISHED", "start_time": i, **row}
+                          for i, row in enumerate(rows)])
+    monkeypatch.setattr(report, "runs_table", lambda uri, experiment: frame)
+
+
+def run_row(strategy: str, f_macro: float, seed: int = 0, dataset: str = "espgame", **params) -> dict:
+    return {"params.strategy": strategy, "params.dataset": dataset, "params.beta": "1.0", "params.seed": str(seed),
+            "metrics.f_macro": f_macro, **{f"params.{k}": str(v) for k, v in params.items()}}
+
+
+def test_numeric_sweep_parameters_sort_as_numbers_and_null_is_all_labels(monkeypatch):
+    """Issue 15: n = 128, 16, 2 (text order) was the report's order; null (all labels) sorts as its count."""
+    rows = [run_row("domain_fast", 0.5, **{"dataset.first_n_labels": n}) for n in (128, 16, 2, "None")]
+    rows[-1]["metrics.n_labels"] = 268
+    fake_store(monkeypatch, rows)
+    table = comparison(load_runs(latest_sweep=False))
+    assert list(table["dataset.first_n_labels"]) == [2, 16, 128, 268]
+    rows = [run_row("domain", 0.5, **{"strategy.refine": r}) for r in ("bnb", "none")]
+    fake_store(monkeypatch, rows)
+    assert list(load_runs(latest_sweep=False)["strategy.refine"]) == ["bnb", "none"]  # text stays text
+
+
+def beta_sweep_rows(seeds=(0, 1)) -> list[dict]:
+    """Two strategies x five betas x seeds, F-macro = a known function of all three."""
+    rows = []
+    for strategy, offset in (("domain", 0.5), ("independent", 0.4)):
+        for beta in (0.25, 0.5, 1, 2, 4):
+            for seed in seeds:
+                row = run_row(strategy, offset + 0.01 * beta + 0.001 * seed, seed=seed, kind="deterministic")
+                row.update({"params.beta": str(float(beta)), "metrics.gap": 0.0, "metrics.lower_bound": offset,
+                            "metrics.upper_bound": offset + 1e-9, "experiment_id": "7"})
+                rows.append(row)
+    return rows
+
+
+def test_a_swept_numeric_parameter_is_the_x_axis_never_averaged(monkeypatch):
+    """Issue 14 defect 2: beta_sweep's plot averaged F over the five betas (aggfunc="mean")."""
+    from xmlthresh.report_figures import figure_points, figure_specs
+
+    fake_store(monkeypatch, beta_sweep_rows())
+    runs = load_runs(latest_sweep=False)
+    specs = figure_specs(runs)
+    assert [(s.kind, s.metric, s.x, s.series, s.panels) for s in specs] == [("line", "f_macro", "beta", ("strategy",), ())]
+    points = figure_points(runs, specs[0])
+    assert len(points) == 10 and set(points["n"]) == {2}  # one point per strategy and beta: only seeds pooled
+    domain = points[points["series"] == "domain"]
+    assert list(domain["x"]) == [0.25, 0.5, 1, 2, 4]
+    assert list(domain["mean"]) == pytest.approx([0.5 + 0.01 * b + 0.0005 for b in (0.25, 0.5, 1, 2, 4)])
+    assert domain["se"].iloc[0] == pytest.approx(0.0005)  # sem of (x, x + 0.001)
+
+
+def test_without_a_numeric_parameter_bars_per_data_set_name_every_other_key(monkeypatch):
+    from xmlthresh.report_figures import figure_points, figure_specs
+
+    rows = [run_row(s, f, dataset=d, protocol=p) for s, f in (("domain", 0.5), ("pu", 0.4))
+            for d in ("espgame", "corel5k") for p in ("oracle", "holdout")]
+    fake_store(monkeypatch, rows)
+    runs = load_runs(latest_sweep=False)
+    (spec,) = figure_specs(runs)
+    assert (spec.kind, spec.x, set(spec.series)) == ("bar", "dataset", {"strategy", "protocol"})
+    assert len(figure_points(runs, spec)) == 8  # protocols are not averaged either
+
+
+def test_two_numeric_parameters_one_line_per_value_of_the_other(monkeypatch):
+    from xmlthresh.report_figures import figure_points, figure_specs
+
+    rows = [run_row("domain_fast", 0.5 + a * 1e-4 + b, **{"strategy.n_angles": a}) for a in (14, 100) for b in (0.0, 0.1)]
+    for row, beta in zip(rows, ("1.0", "2.0") * 2):
+        row["params.beta"] = beta
+    fake_store(monkeypatch, rows)
+    runs = load_runs(latest_sweep=False)
+    specs = {s.x: s for s in figure_specs(runs)}
+    assert set(specs) == {"beta", "strategy.n_angles"}
+    points = figure_points(runs, specs["beta"])
+    assert set(points["series"]) == {"domain_fast / strategy.n_angles=14", "domain_fast / strategy.n_angles=100"}
+    assert len(points) == 4
+
+
+def test_comparison_page_is_self_contained_sortable_and_links_runs(monkeypatch, tmp_path):
+    from xmlthresh.report import write_report
+
+    fake_store(monkeypatch, beta_sweep_rows(seeds=(0,)))
+    runs = load_runs(latest_sweep=False)
+    paths = write_report(runs, tmp_path, title="beta <sweep>", command="xmlthresh experiment=beta_sweep",
+                         ui_url="http://ui:5000")
+    page = paths["html"].read_text()
+    assert "<title>beta &lt;sweep&gt;</title>" in page and 'table class="sortable"' in page
+    assert "<script src" not in page and "plotly.js v" in page.split("<body>")[0]  # plotly.js inline: offline
+    assert len(page) > 1_000_000 and 'id="figure-0"' in page and 'id="figure-1"' not in page
+    assert 'href="http://ui:5000/#/experiments/7/runs/run0?workflowType=machine_learning"' in page
+    assert 'data-v="0.500000001"' in page  # the upper bound at full precision, not 6 digits
+    for fact in ("date", "command", "git commit", "packages", "machine"):
+        assert f"<dt>{fact}</dt>" in page
+    assert "xmlthresh experiment=beta_sweep" in page and "numpy " in page
+
+
+def test_links_open_the_model_training_view_of_mlflow():
+    """The URLs were checked in headless Chromium against MLflow 3.17's UI: Model training view, the sweep's
+    12 children, sorted by F-macro (the GenAI view and an unsorted table of every run otherwise)."""
+    from xmlthresh.report_html import run_url, runs_view_url
+
+    assert run_url("http://127.0.0.1:5077/", 1, "abc") == "http://127.0.0.1:5077/#/experiments/1/runs/abc?workflowType=machine_learning"
+    assert runs_view_url("http://127.0.0.1:5077", 1, "bf27") == (
+        "http://127.0.0.1:5077/#/experiments/1/runs?workflowType=machine_learning&searchFilter=tags.%60mlflow.parentRunId"
+        "%60%20%3D%20%27bf27%27&orderByKey=metrics.%60f_macro%60&orderByAsc=false")
+    assert "searchFilter" not in runs_view_url("http://h", 1)
+
+
+def test_hull_boundary_holds_the_certified_optimum_and_params_round_trip():
+    """The page's achievable set is the set domain certifies (the instance has fewer states than are thinned
+    to): its best vertex is domain's optimum (lower bound), and F along its edges peaks at the certified upper
+    bound."""
+    from xmlthresh.metrics import f_beta
+    from xmlthresh.protocols import fit_and_evaluate
+    from xmlthresh.report_achievable import MAX_BOUNDARY_POINTS, _param_value, dataset_from_params, hull_boundary
+    from xmlthresh.strategies import STRATEGIES
+
+    params = {"dataset.loader": "synthetic", "dataset.name": "synthetic", "dataset.n_labels": "12",
+              "dataset.num_docs": "150", "dataset.seed": "0", "dataset.first_n_labels": "None",
+              "dataset.include_predict_all": "True"}
+    lists = dataset_from_params(params).load()
+    assert lists.n_labels == 12 and lists.num_docs == 150
+    assert [_param_value(v) for v in ("None", "null", "True", "3", "0.5", "x")] == [None, None, True, 3, 0.5, "x"]
+    p, r = hull_boundary(lists)
+    assert len(p) < MAX_BOUNDARY_POINTS
+    result = fit_and_evaluate(STRATEGIES.build("domain", {"beta": 2.0}), lists, "oracle")
+    assert float(np.max(f_beta(p, r, 2.0))) == pytest.approx(result["lower_bound"], abs=1e-12)
+    t = np.linspace(0, 1, 2001)[:, None]
+    along = f_beta(p[:-1] + t * (p[1:] - p[:-1]), r[:-1] + t * (r[1:] - r[:-1]), 2.0)
+    assert float(np.max(along)) == pytest.approx(result["upper_bound"], abs=1e-9)
+    assert result["upper_bound"] - result["lower_bound"] > 1e-4  # the two differ here: both claims are tested
+
+
+def test_a_data_set_s_own_params_are_keys_only_when_swept_within_it(monkeypatch):
+    """dataset.path differs between espgame and example because the data set does, not because it was swept;
+    dataset.first_n_labels was swept; the figure names its line by the strategy only."""
+    from xmlthresh.report_figures import figure_points, figure_specs
+
+    rows = [run_row("domain_fast", 0.5, dataset=d, **{"dataset.path": f"{d}.txt", "dataset.first_n_labels": n})
+            for d in ("espgame", "example") for n in (2, 8)]
+    fake_store(monkeypatch, rows)
+    runs = load_runs(latest_sweep=False)
+    assert "dataset.path" not in runs.attrs["keys"] and "dataset.first_n_labels" in runs.attrs["keys"]
+    (spec,) = figure_specs(runs)
+    assert (spec.x, spec.panels) == ("dataset.first_n_labels", ("dataset",))
+    assert set(figure_points(runs, spec)["series"]) == {"domain_fast"}
+
+
+def test_a_cde_sweep_is_not_averaged_over_its_swept_parameter(monkeypatch):
+    from xmlthresh.report_figures import figure_specs
+
+    rows = [{"tags.task": "cde", "params.estimator": e, "params.cde_dataset": "surd", "params.seed": str(s),
+             "params.cde_dataset.alpha": str(a), "metrics.rel_loss_approx": -a - 0.01 * s}
+            for e in ("nnkcde", "gmm") for a in (0.1, 0.3) for s in (0, 1)]
+    fake_store(monkeypatch, rows)
+    runs = load_runs(latest_sweep=False)
+    table = comparison(runs).set_index(["estimator", "cde_dataset.alpha"])
+    assert table.loc[("gmm", 0.3), "rel_loss_approx"] == pytest.approx(-0.305) and len(table) == 4
+    assert [(s.kind, s.x) for s in figure_specs(runs)] == [("line", "cde_dataset.alpha")]

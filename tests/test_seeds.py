@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import PACKAGE_CONF, SHARED, composed, data_dir_with
+from helpers import PACKAGE_CONF, composed, data_dir_with, no_data
 from omegaconf import OmegaConf
 
 from xmlthresh.datasets import DATASETS
@@ -97,8 +97,7 @@ def test_another_seed_draws_other_ranked_list_halves(tmp_path):
 def test_real_mulan_validation_split_follows_the_seed(tmp_path, monkeypatch):
     root = data_dir_with("emotions/emotions.xml")
     if root is None:
-        pytest.skip(f"real Mulan data not available: set XMLTHRESH_DATA to a directory holding emotions/emotions.xml "
-                    f"(for example {SHARED})")
+        pytest.skip(no_data("emotions/emotions.xml", "real Mulan data"))
     monkeypatch.setenv("XMLTHRESH_DATA", str(root))
     monkeypatch.setenv("XMLTHRESH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("XMLTHRESH_OFFLINE", "1")

@@ -46,7 +46,9 @@ def api(base: str, endpoint: str, payload: dict | None = None) -> dict:
 
 def test_make_ui_runs_one_loopback_worker_without_the_job_runner(isolated_home):
     proc = subprocess.run(make_ui("UI_PORT=5123", dry_run=True), capture_output=True, text=True, check=True)
-    command = shlex.split(proc.stdout.replace("\\\n", " "))
+    hints, server = proc.stdout.split("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", 1)
+    assert "http://127.0.0.1:5123/#/experiments?workflowType=machine_learning" in hints  # the Model training view
+    command = shlex.split("MLFLOW_SERVER_ENABLE_JOB_EXECUTION" + server.replace("\\\n", " "))
     assert command[0] == "MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false"
     assert command[1:3] == [str(VENV / "bin" / "mlflow"), "server"]
     flags = dict(zip(command[3::2], command[4::2]))

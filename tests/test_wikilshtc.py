@@ -14,13 +14,12 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from helpers import PACKAGE_CONF
+from helpers import PACKAGE_CONF, no_data
 from xmlthresh.data import build_candidates, keyed_store
 from xmlthresh.datasets import DATASETS, ranked_list_cache
 from xmlthresh.datasets.wikilshtc import WIKI_N_LABELS, WIKI_NUM_DOCS, WikiLSHTC
 from xmlthresh.strategies import STRATEGIES
 
-ROOT = Path(__file__).resolve().parents[1]
 WIKI = "berger/WikiXML_no_empty.zip"
 
 
@@ -110,8 +109,7 @@ def wiki_timed(tmp_path_factory):
     """The real lists, parsed once into a fresh cache (timed), and a second load from that cache (timed)."""
     data = os.environ.get("XMLTHRESH_DATA")
     if not data or not (Path(data) / WIKI).is_file():
-        pytest.skip(f"real data not available: set XMLTHRESH_DATA to a directory holding {WIKI} "
-                    f"(for example {ROOT.parent / 'shared' / 'datasets'})")
+        pytest.skip(no_data(str(WIKI)))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XMLTHRESH_CACHE", str(tmp_path_factory.mktemp("wiki-cache")))
         started = time.perf_counter()

@@ -3,14 +3,19 @@
 Light on purpose: ``xmlthresh list`` and ``xmlthresh --help`` are answered from the option folders without
 importing Hydra, a numerical library or a plugin; everything else goes to the Hydra application
 (:mod:`xmlthresh.hydra_app`), which imports the job's modules only after Hydra has parsed the command line.
-``--hydra-help`` still shows Hydra's own flags.
+``--hydra-help`` still shows Hydra's own flags; ``--cfg job`` shows the config of the chosen task only
+(:func:`task_config`). Shell completion is Hydra's, on the console script: ``eval "$(xmlthresh -sc
+install=bash)"`` (not ``python .../__main__.py -sc ...``: that file is not a script of its own).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import io
 import logging
 import os
+import re
 import sys
 import threading
 
@@ -46,10 +51,56 @@ def main() -> None:
         return
     from . import hydra_app, sweep
 
+    if shows_job_config(sys.argv[1:]):
+        _show_job_config(hydra_app.hydra_main)
+        return
     hydra_app.hydra_main()
     if sweep.last_sweep_failures:
         print(f"xmlthresh: {sweep.last_sweep_failures} job(s) of the sweep failed (see MLflow)", file=sys.stderr)
         sys.exit(1)
+
+
+#: the top-level keys only one task reads: ``--cfg job`` shows those of the chosen task (``task=...``)
+TASK_KEYS = {"thresholds": ("strategy", "dataset", "protocol", "ranker", "beta", "ceiling"),
+             "cde": ("estimator", "cde_dataset", "cde")}
+
+
+def shows_job_config(args: list[str]) -> bool:
+    """Whether the command line asks Hydra for the job's config as a whole (``--cfg job`` / ``-c job``,
+    no ``--package``, not a sweep)."""
+    asked = "--cfg=job" in args or any(flag in args and args[args.index(flag) + 1:args.index(flag) + 2] == ["job"]
+                                       for flag in ("--cfg", "-c"))
+    whole = not ({"-p", "--package", "-m", "--multirun"} & set(args)) and not any(a.startswith("--package=") for a in args)
+    return asked and whole
+
+
+def task_config(text: str) -> str:
+    """The YAML of ``--cfg job`` less the top-level blocks of the task not chosen (a CDE job has no strategy,
+    a thresholds job no estimator); a comment at the top says what is left out."""
+    chosen = re.search(r"^task: *(\S+)", text, re.M)
+    task = chosen.group(1) if chosen else "thresholds"
+    hidden = [key for other, keys in TASK_KEYS.items() if other != task for key in keys if key not in TASK_KEYS.get(task, ())]
+    kept, dropping, dropped = [], False, []
+    for line in text.splitlines(keepends=True):
+        top = re.match(r"^([A-Za-z_][\w.]*):", line)
+        if top:
+            dropping = top.group(1) in hidden
+            if dropping:
+                dropped.append(top.group(1))
+        if not dropping:
+            kept.append(line)
+    note = f"# task={task}: not shown, as this task does not use them: {', '.join(dropped)}\n" if dropped else ""
+    return note + "".join(kept)
+
+
+def _show_job_config(hydra_main) -> None:
+    """Run Hydra's ``--cfg job`` with its output captured, then print :func:`task_config` of it."""
+    buffer = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buffer):
+            hydra_main()
+    finally:
+        sys.stdout.write(task_config(buffer.getvalue()))
 
 
 def console() -> None:
@@ -98,9 +149,10 @@ def help_text() -> str:
         lines += option_lines(group)
     lines += ["", "settings: seed, beta, task (thresholds | cde), plots, figures, plot_labels, ceiling, warm_up, force, "
               "report.*, tracking.*",
-              "(xmlthresh --cfg job shows them all with their values)", "", "Examples:"]
+              "(xmlthresh --cfg job shows those of the chosen task with their values)", "", "Examples:"]
     for command, what in EXAMPLES:
         lines += [f"  {command}", f"      {what}"]
     lines += ["", "xmlthresh list: the options and the plugins; xmlthresh explain dataset=...: a small threshold "
-              "problem spelled out; xmlthresh --hydra-help: Hydra's own flags."]
+              "problem spelled out; xmlthresh --hydra-help: Hydra's own flags.",
+              'Shell completion (bash; zsh after bashcompinit): eval "$(xmlthresh -sc install=bash)"']
     return "\n".join(lines)

@@ -2,7 +2,9 @@
 
 Reads the MLflow store and writes, for a sweep (its parent run) or a whole experiment, one comparison table
 with rows dataset x strategy (x protocol) and columns F-macro, macro-F, bounds, gap and seconds -- as
-markdown, CSV and a self-contained HTML page with the plots embedded. Runs that differ only in ``seed``
+markdown, CSV, a PNG and a self-contained interactive HTML page (:mod:`xmlthresh.report_html`: sortable
+table, plotly figures, links to the MLflow runs, provenance). Numeric sweep parameters are the x axis of line
+plots, and nothing but seeds is ever pooled (:mod:`xmlthresh.report_figures`). Runs that differ only in ``seed``
 are repetitions (also in the seeds that follow it, such as ``dataset.seed`` or ``seeds.*``): the table shows
 their mean with a standard error, and, per data set, the paired difference of every strategy to a reference
 strategy (same data set, protocol and seed) with its standard error.
@@ -15,11 +17,10 @@ strategy (same data set, protocol and seed) with its standard error.
 from __future__ import annotations
 
 import argparse
-import base64
 import io
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,10 @@ from .files import write_text_atomic
 from .tracking import runs_table
 
 KEYS = ["dataset", "protocol", "strategy", "beta"]
-METRICS = ["f_macro", "macro_f", "micro_f", "lower_bound", "upper_bound", "gap", "fit_seconds"]
+METRICS = ["f_macro", "macro_f", "micro_f", "precision", "recall", "lower_bound", "upper_bound", "gap", "fit_seconds",
+           "ranker_p_at_1",
+           # holdout / crossfit: the certified bounds hold on the split the thresholds were fitted on
+           "fit_f_macro", "fit_lower_bound", "fit_upper_bound", "fit_gap"]
 #: task=cde runs: one row per data set and estimator
 CDE_KEYS = ["cde_dataset", "estimator"]
 CDE_METRICS = ["rel_loss_direct", "rel_loss_direct_se", "rel_loss_approx", "rel_loss_approx_se", "loss_approx",
@@ -86,35 +90,67 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
     table["protocol"] = table["protocol"].fillna("oracle")
     table["seed"] = table["seed"].fillna("0")
     table["beta"] = pd.to_numeric(table["beta"])
-    for key in swept:  # numeric sweep values sort as numbers
-        numeric = pd.to_numeric(table[key], errors="coerce")
-        if numeric.notna().all():
-            table[key] = numeric
+    for key in swept:  # numeric sweep values sort as numbers (2, 16, 128), never as text (128, 16, 2)
+        table[key] = _numeric_or_text(table[key], runs.get("metrics.n_labels") if key.endswith("first_n_labels") else None)
     table["run_id"] = runs["run_id"]
+    if "experiment_id" in runs:  # the page links each row to its run in the MLflow UI
+        table["experiment_id"] = runs["experiment_id"]
+    ranker = "ranker" not in swept and "params.ranker" in runs and runs["params.ranker"].notna().any()
+    if ranker:  # the first-stage ranker of feature data sets (one per sweep unless swept): a key to show
+        table.insert(table.columns.get_loc("beta"), "ranker", runs["params.ranker"])
     table = table.reset_index(drop=True)
-    table.attrs["keys"] = KEYS[:3] + (["kind"] if "kind" in table else []) + KEYS[3:] + sorted(swept)
+    table.attrs["keys"] = (KEYS[:3] + (["kind"] if "kind" in table else []) + (["ranker"] if ranker else [])
+                           + KEYS[3:] + sorted(swept))
     table.attrs["metrics"] = list(dict.fromkeys([*METRICS, *metrics]))
+    table.attrs["sweep"] = sweep  # the parent run selected (None: every run of the experiment)
     return table
+
+
+#: how MLflow records a parameter left at null (``dataset.first_n_labels: null`` = all labels)
+_NULL_TEXT = ("None", "null", "")
+
+
+def _numeric_or_text(values: pd.Series, null_means: pd.Series | None = None) -> pd.Series:
+    """``values`` (params, recorded as text) as numbers when every value that is set is a number; a value
+    left at null stays missing, or takes ``null_means`` (first_n_labels: null = all labels, so the run's
+    measured n_labels) where that is known. Otherwise the text, unchanged."""
+    unset = values.isna() | values.astype(str).isin(_NULL_TEXT)
+    numeric = pd.to_numeric(values.where(~unset), errors="coerce")
+    if numeric[~unset].isna().any():
+        return values
+    if null_means is not None:
+        numeric = numeric.fillna(pd.to_numeric(null_means, errors="coerce"))
+    return numeric
 
 
 def _varies(runs: pd.DataFrame, column: str) -> bool:
     """Whether a param takes several values: a strategy's own param must vary among runs of one strategy
-    (two strategies that merely default ``tol`` differently are not a sweep over ``tol``)."""
-    if column.startswith("params.strategy.") and "params.strategy" in runs:
-        return bool((runs.groupby("params.strategy")[column].nunique(dropna=True) > 1).any())
+    (two strategies that merely default ``tol`` differently are not a sweep over ``tol``), and likewise a data
+    set's or a ranker's (``dataset.path`` differs between espgame and example, but nobody swept it)."""
+    for option in ("strategy", "dataset", "ranker", "estimator", "cde_dataset"):
+        if column.startswith(f"params.{option}.") and f"params.{option}" in runs:
+            return bool((runs.groupby(f"params.{option}")[column].nunique(dropna=True) > 1).any())
     return runs[column].nunique(dropna=True) > 1
 
 
 def _cde_table(runs: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
-    """Rows of task=cde runs: data set, estimator, seed and the CDE metrics."""
-    table = pd.DataFrame({key: runs.get(f"params.{key}") for key in CDE_KEYS + ["seed"]})
+    """Rows of task=cde runs: data set, estimator, every other param that varies (``cde_dataset.alpha`` in
+    a sweep over it: never averaged over), seed and the CDE metrics."""
+    swept = sorted(column[len("params."):] for column in runs.columns
+                   if column.startswith("params.") and column[len("params."):] not in CDE_KEYS + list(_NOT_KEYS)
+                   and not _is_seed(column[len("params."):]) and _varies(runs, column))
+    table = pd.DataFrame({key: runs.get(f"params.{key}") for key in CDE_KEYS + swept + ["seed"]})
+    for key in swept:
+        table[key] = _numeric_or_text(table[key])
     wanted = list(dict.fromkeys([*CDE_METRICS, *metrics]))
     for metric in wanted:
         table[metric] = runs.get(f"metrics.{metric}", pd.Series(np.nan, index=runs.index))
     table["seed"] = table["seed"].fillna("0")
     table["run_id"] = runs["run_id"]
+    if "experiment_id" in runs:
+        table["experiment_id"] = runs["experiment_id"]
     table = table.reset_index(drop=True)
-    table.attrs.update(keys=CDE_KEYS, metrics=wanted, headline="rel_loss_approx")
+    table.attrs.update(keys=CDE_KEYS + swept, metrics=wanted, headline="rel_loss_approx")
     return table
 
 
@@ -171,27 +207,6 @@ def to_markdown(table: pd.DataFrame, digits: int = 6) -> str:
     return "\n".join([header, rule, *body]) + "\n"
 
 
-def bar_plot(table: pd.DataFrame) -> bytes:
-    """PNG: the headline metric per data set and method (error bars: standard error over seeds)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    index, columns = table.attrs.get("keys", KEYS)[:2] if "estimator" in table else ("dataset", "strategy")
-    headline = table.attrs.get("headline", "f_macro")
-    pivot = table.pivot_table(index=index, columns=columns, values=headline, aggfunc="mean")
-    errors = table.pivot_table(index=index, columns=columns, values=f"{headline}_seeds_se", aggfunc="mean")
-    width = max(5.0, 0.35 * pivot.size + 3.0)
-    fig, ax = plt.subplots(figsize=(width, 3.8))
-    pivot.plot.bar(ax=ax, yerr=errors.reindex_like(pivot) if not errors.empty else None, rot=0, width=0.85,
-                   colormap="tab20")
-    ax.set_ylabel(headline)
-    ax.set_title(f"{headline} by {index} and {columns}")
-    ax.legend(fontsize=8, bbox_to_anchor=(1.01, 1.0), loc="upper left", frameon=False)
-    return png_bytes(fig)
-
-
 def png_bytes(fig) -> bytes:
     """A matplotlib figure as PNG bytes (tight layout, 110 dpi); the figure is closed."""
     import matplotlib.pyplot as plt
@@ -203,8 +218,21 @@ def png_bytes(fig) -> bytes:
     return buffer.getvalue()
 
 
-def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", title: str = "xmlthresh report") -> dict:
-    """Write comparison.md/.csv/.html (+ comparison.png) into ``out_dir``; returns the paths."""
+def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", title: str = "xmlthresh report",
+                 command: str | None = None, ui_url: str | None = None, sweep: str | None = None,
+                 run_data: Callable[[str], tuple[dict, dict]] | None = None) -> dict:
+    """Write comparison.md/.csv/.html (+ comparison.png) into ``out_dir``; returns the paths.
+
+    The figures follow :func:`xmlthresh.report_figures.figure_specs` (line plots over numeric sweep
+    parameters, bars otherwise; never an average over a swept parameter); ``comparison.html`` is the
+    interactive page of :mod:`xmlthresh.report_html`, ``command`` its provenance's command line and ``ui_url``
+    the MLflow UI its run links point to; ``sweep`` (default: the sweep ``load_runs`` selected) the parent run
+    whose children the page's link to the UI's runs table shows; ``run_data(run_id)`` (a run's params and
+    metrics, :func:`xmlthresh.report_achievable.mlflow_run_data`) lets the page draw the achievable set of
+    each ranked-list data set with the strategies' operating points."""
+    from .report_figures import comparison_png, figure_specs
+    from .report_html import DEFAULT_UI_URL, achievable_html, comparison_page, provenance
+
     out_dir.mkdir(parents=True, exist_ok=True)
     table = comparison(runs)
     diffs = paired_differences(runs, reference)
@@ -217,19 +245,19 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     paths = {"markdown": out_dir / "comparison.md", "csv": out_dir / "comparison.csv", "html": out_dir / "comparison.html"}
     write_text_atomic(paths["markdown"], markdown)
     write_text_atomic(paths["csv"], shown.to_csv(index=False))
-    image = ""
-    if not table.empty:
-        png = bar_plot(table)
+    specs = figure_specs(runs)
+    png = None
+    if specs:
+        png = comparison_png(runs, specs)
         paths["png"] = out_dir / "comparison.png"
         paths["png"].write_bytes(png)
-        image = f'<img alt="F-macro by data set and strategy" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
-    html = (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title><style>"
-            "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-            "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}</style></head><body>"
-            f"<h1>{title}</h1>{shown.to_html(index=False, float_format=lambda v: f'{v:.6g}', na_rep='')}"
-            + (f"<h2>Paired differences to {reference}</h2>{diffs.to_html(index=False, na_rep='')}" if not diffs.empty else "")
-            + f"{image}</body></html>\n")
-    write_text_atomic(paths["html"], html)
+    achievable = ""
+    if run_data is not None and not runs.empty:  # CDE tables have no (precision, recall): no picture
+        achievable = achievable_html(runs, run_data)
+    page = comparison_page(runs, table, diffs, specs, title=title, provenance_facts=provenance(command),
+                           ui_url=ui_url or DEFAULT_UI_URL, png=png, sweep=sweep or runs.attrs.get("sweep"),
+                           extra_html=achievable)
+    write_text_atomic(paths["html"], page)
     return paths
 
 
@@ -242,12 +270,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reference", default="domain", help="strategy the paired differences refer to")
     parser.add_argument("--out", default=None, help="output directory (default: runs/reports/<sweep or all>)")
     parser.add_argument("--metrics", nargs="*", default=[], help="extra metrics to show (e.g. region_dF)")
+    parser.add_argument("--title", default="xmlthresh report", help="the page's and the markdown's title")
+    parser.add_argument("--ui-url", default=None, help="the MLflow UI the page links runs to (default: make ui's "
+                        "http://127.0.0.1:5000)")
     args = parser.parse_args(argv)
     runs = load_runs(args.uri, args.experiment, sweep=args.sweep, latest_sweep=not args.all, metrics=args.metrics)
     from .paths import runs_dir
 
     out = Path(args.out) if args.out else runs_dir() / "reports" / (args.sweep or ("all" if args.all else "latest"))
-    paths = write_report(runs, out, reference=args.reference)
+    command = " ".join(["python -m xmlthresh.report", *(argv if argv is not None else sys.argv[1:])])
+    from .report_achievable import mlflow_run_data
+
+    paths = write_report(runs, out, reference=args.reference, title=args.title, command=command, ui_url=args.ui_url,
+                         run_data=mlflow_run_data(args.uri))
     print(paths["markdown"].read_text())
     print("written: " + ", ".join(str(p) for p in paths.values()))
     return 0 if not runs.empty else 1

@@ -94,12 +94,15 @@ class MlflowSweepCallback(Callback):
     def _write_report(config: DictConfig, parent: str, sweep_dir: Path, report: Any) -> None:
         """The comparison table of this sweep, in ``<sweep dir>/report/`` and as artifacts of the parent."""
         from .report import load_runs, write_report
+        from .report_achievable import mlflow_run_data
 
         tracking = config.get("tracking", {})
         runs = load_runs(tracking.get("uri"), tracking.get("experiment", "xmlthresh"), sweep=parent,
                          metrics=list(report.get("metrics", []) or []))
         paths = write_report(runs, sweep_dir / "report", reference=report.get("reference", "domain"),
-                             title=report.get("title", "xmlthresh sweep"))
+                             title=report.get("title", "xmlthresh sweep"),
+                             command="xmlthresh -m " + " ".join(OmegaConf.select(config, "hydra.overrides.task", default=[]) or []),
+                             sweep=parent, run_data=mlflow_run_data(tracking.get("uri")))
         study = report.get("kind")
         if study:  # a study preset: its own report (from the jobs' result.json files) beside the comparison
             from .studies import write_study_report

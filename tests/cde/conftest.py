@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import SHARED  # the pre-filled dataset cache beside the checkout
+from helpers import data_dir_with, no_data
 
 from xmlthresh.cde import CDE_DATASETS
 
@@ -59,10 +59,7 @@ def xanes_data(monkeypatch) -> Path:
     """$XMLTHRESH_DATA when it holds the XANES files (downloads switched off), else skip with the reason."""
     env = os.environ.get("XMLTHRESH_DATA")
     if not env or not (Path(env) / XANES_PROBE).is_file():
-        pytest.skip(
-            f"real XANES data not available: set XMLTHRESH_DATA to a directory holding {XANES_PROBE} "
-            f"(for example {SHARED})"
-        )
+        pytest.skip(no_data(str(XANES_PROBE), "real XANES data"))
     monkeypatch.setenv("XMLTHRESH_OFFLINE", "1")
     return Path(env)
 
@@ -70,6 +67,7 @@ def xanes_data(monkeypatch) -> Path:
 @pytest.fixture
 def shared_xanes() -> Path:
     """The shared cache's xanes_fesio4 folder (the origin served in the download test), else skip."""
-    if not (SHARED / XANES_PROBE).is_file():
-        pytest.skip(f"shared dataset cache not found at {SHARED}; the download test serves its XANES files")
-    return SHARED / "xanes_fesio4"
+    root = data_dir_with(str(XANES_PROBE))
+    if root is None:
+        pytest.skip(no_data(str(XANES_PROBE), "the XANES files the download test serves"))
+    return root / "xanes_fesio4"

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import serve_directory
+from helpers import data_dir_with, no_data, serve_directory
 
 from xmlthresh.cde import CDE_DATASETS, ESTIMATORS, run_benchmark
 from xmlthresh.cde.datasets.xanes import BASE_URL, SHA256, remote_files
 from xmlthresh.data.download import DataUnavailableError
 
-from .conftest import SHARED, fast_params
+from .conftest import fast_params
 
 
 def test_remote_files_point_at_the_pinned_commit():
@@ -25,9 +25,10 @@ def test_remote_files_point_at_the_pinned_commit():
 
 
 def test_checksums_match_the_shared_manifest():
-    sums = SHARED / "SHA256SUMS"
-    if not sums.is_file():
-        pytest.skip(f"no SHA256SUMS at {sums}")
+    root = data_dir_with("SHA256SUMS")
+    if root is None:
+        pytest.skip(no_data("SHA256SUMS", "the data cache's checksum manifest"))
+    sums = root / "SHA256SUMS"
     listed = dict(reversed(line.split()) for line in sums.read_text().splitlines() if "xanes_fesio4" in line)
     ours = {f"xanes_fesio4/{s}/{f}": digest for s, files in SHA256.items() for f, digest in files.items()}
     assert ours == listed

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from ..data.multilabel import MultiLabelData, ScoreData
 from ..data.ranked_lists import RankedLists
-from ..validation import check_bool, check_int
+from ..validation import InputError, check_bool, check_int
 
 Data = RankedLists | ScoreData | MultiLabelData
 
@@ -47,7 +47,18 @@ class Dataset(ABC):
         self._check_params()
         data = self._load()
         if self.first_n_labels is not None:
+            n_total = _n_labels(data)
+            if int(self.first_n_labels) > n_total:  # never a silent cap: 128 of 80 labels is not "128 labels"
+                raise InputError(f"dataset.first_n_labels={self.first_n_labels} is above the {n_total} labels of "
+                                 f"{self.name}: use at most {n_total}, or null for all labels")
             data = data.first_labels(int(self.first_n_labels))
         if isinstance(data, ScoreData):
             data = data.with_predict_all(self.include_predict_all)
         return data
+
+
+def _n_labels(data: Data) -> int:
+    """The number of labels of loaded data of any of the three kinds (score data: of its first split)."""
+    if isinstance(data, ScoreData):
+        return next(iter(data.splits.values())).n_labels
+    return int(data.n_labels)

@@ -1,0 +1,59 @@
+"""The comparison page in a real browser: headless Chromium renders the page of a small tracked sweep; the
+table, the line plot over beta and the achievable set (drawn as SVG by plotly.js, inline in the page) must
+be there. The screenshot
+goes to runs/screenshots/ (kept by CI as an artifact). Skipped, with the reason, without Chromium."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from browser import SKIP_REASON, dump_dom, find_chromium, screenshot
+
+from xmlthresh.job import run_job
+from xmlthresh.report import load_runs, write_report
+from xmlthresh.report_achievable import mlflow_run_data
+
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOTS = ROOT / "runs" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip(SKIP_REASON)
+    return binary
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory) -> Path:
+    """The page of 2 strategies x 2 betas on a small synthetic set, tracked in a temporary store."""
+    tmp = tmp_path_factory.mktemp("page")
+    uri = f"sqlite:///{tmp / 'store.db'}"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XMLTHRESH_HOME", str(tmp))
+        for strategy in ("domain", "independent"):
+            for beta in (0.5, 2.0):
+                run_job({"strategy": {"name": strategy}, "beta": beta, "seed": 0, "warm_up": False, "plots": False,
+                         "dataset": {"loader": "synthetic", "name": "synthetic", "n_labels": 20, "num_docs": 200, "seed": 0},
+                         "tracking": {"enabled": True, "uri": uri, "experiment": "xmlthresh"}},
+                        tmp / f"{strategy}-{beta}")
+        runs = load_runs(uri, latest_sweep=False)
+        return write_report(runs, tmp / "report", title="small beta sweep", run_data=mlflow_run_data(uri))["html"]
+
+
+@pytest.mark.slow
+def test_browser_renders_the_table_and_a_line_plot_over_beta(chromium, page):
+    dom = dump_dom(chromium, page)
+    table = re.search(r'<table class="sortable" id="comparison">.*?</table>', dom, re.S)
+    assert table is not None and table.group(0).count("<tr>") == 1 + 4  # header + 2 strategies x 2 betas
+    figure = re.search(r'<div id="figure-0" class="[^"]*js-plotly-plot[^"]*"', dom)
+    assert figure is not None, "plotly.js did not draw the figure"
+    assert '<svg class="main-svg"' in dom and "scatterlayer" in dom  # drawn lines, not an empty div
+    assert "f_macro against beta" in dom and ">domain<" in dom and ">independent<" in dom
+    achievable = re.search(r'<div id="achievable-0" class="[^"]*js-plotly-plot[^"]*"', dom)
+    assert achievable is not None and "synthetic: achievable (mean P, mean R)" in dom  # with 4 operating points
+    shot = screenshot(chromium, page, SCREENSHOTS / "report_page.png", height=1600)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
