@@ -446,3 +446,86 @@ def test_frank_wolfe_labels_without_validation_positive_get_the_zero_rule(top_k)
     np.testing.assert_array_equal(predicted[:, empty], expected[:, empty])
     if top_k:
         assert predicted[:, empty].sum() > 0.5 * stored[:, empty].sum()  # most of their stored entries
+
+
+# ---------------------------------------------------------------------------------------------- experiment=peers_xmc
+PRESET_STRATEGIES = ["domain", "independent", "pu", "xcolumns_fw", "peers/xcolumns_fw_macro_f",
+                     "peers/xcolumns_bca_macro_f", "peers/sklearn_tuned_xmc"]
+
+
+def _compose_preset(*overrides: str, hydra: bool = False):
+    from hydra import compose, initialize_config_module
+
+    from xmlthresh.config import register_resolvers
+
+    register_resolvers()
+    with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
+        return compose(config_name="config", overrides=["experiment=peers_xmc", *overrides], return_hydra_config=hydra)
+
+
+def test_peers_xmc_preset_ships_with_the_plugin_and_sweeps_the_issue_18_grid():
+    """The preset lives in the plugin's package conf (found through its entry point like the strategies):
+    domain, independent, pu, Frank-Wolfe on both objectives, BCA on macro-F and scikit-learn's SCut on
+    synthetic_xmc at 10^4 and 10^5 labels, holdout, with the labels without a validation positive reported."""
+    assert (Path(peers.__file__).parent / "conf" / "experiment" / "peers_xmc.yaml").is_file()
+    assert not (Path(paths.__file__).parent / "conf" / "experiment" / "peers_xmc.yaml").exists()
+    cfg = _compose_preset(hydra=True)
+    params = cfg.hydra.sweeper.params
+    assert str(params["dataset.n_labels"]).split(",") == ["10000", "100000"]
+    assert str(params["strategy"]).split(",") == PRESET_STRATEGIES
+    assert cfg.dataset.loader == "synthetic_xmc" and cfg.protocol.name == "holdout" and cfg.dataset.top_k == 20
+    assert list(cfg.report.metrics) == ["fit_labels_without_positive", "eval_labels_without_fit_positive"]
+
+
+def test_peers_xmc_preset_jobs_run_on_a_tiny_instance(tmp_path):
+    """The preset's jobs without xCOLUMNs (whose first call compiles for seconds: the slow test below runs
+    those), composed as the sweep composes them, at 40 labels x 100 documents, in-process and untracked: the
+    fields the report shows are there, and the variant is what its name says."""
+    from xmlthresh.config import compose as compose_job
+    from xmlthresh.job import run_job
+
+    results = {}
+    for option in ("domain", "independent", "pu", "peers/sklearn_tuned_xmc"):
+        cfg = compose_job(["experiment=peers_xmc", f"strategy={option}", "dataset.n_labels=40", "dataset.num_docs=100",
+                           "tracking.enabled=false"])
+        results[option] = run_job(cfg, tmp_path / option.replace("/", "_"))
+    for option, result in results.items():
+        assert result["protocol"] == "holdout" and result["dataset"] == "synthetic_xmc", option
+        assert 0.0 < result["f_macro"] <= 1.0 and result["fit_seconds"] > 0.0, option
+        assert result["fit_labels_without_positive"] == results["domain"]["fit_labels_without_positive"] > 0
+        assert 0 < result["eval_labels_without_fit_positive"] <= result["fit_labels_without_positive"]
+    assert results["peers/sklearn_tuned_xmc"]["variant"] == "sklearn_tuned(max_labels=100000)"
+
+
+def test_holdout_counts_the_labels_without_a_fit_positive():
+    data = synthetic_scores(n_labels=120, n_docs=60, seed=3, top_k=8)
+    fit, test = data.splits["validation"], data.splits["test"]
+    result = fit_and_evaluate(STRATEGIES.get("independent")(), data, "holdout")
+    unseen = fit.n_relevant == 0
+    assert 0 < unseen.sum() < 120 and result["fit_labels_without_positive"] == int(unseen.sum())
+    assert result["eval_labels_without_fit_positive"] == int((unseen & (test.n_relevant > 0)).sum()) > 0
+    assert "fit_labels_without_positive" not in fit_and_evaluate(STRATEGIES.get("independent")(), data, "oracle")
+
+
+@pytest.mark.slow
+def test_peers_xmc_preset_sweep_writes_the_report_with_the_label_counts(isolated_home):
+    """The preset's xCOLUMNs jobs through the CLI on tiny data: a tracked sweep whose report has fit time,
+    test F-macro and the labels without a validation positive, one row per variant (~10 s: xCOLUMNs
+    compiles on its first call in each process)."""
+    needs_xcolumns("xcolumns_fw")
+    proc = subprocess.run([sys.executable, "-m", "xmlthresh", "experiment=peers_xmc",
+                           "strategy=xcolumns_fw,peers/xcolumns_fw_macro_f,peers/xcolumns_bca_macro_f",
+                           "dataset.n_labels=40", "dataset.num_docs=100"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    reports = list((isolated_home / "runs" / "multirun").glob("*/*/report/comparison.md"))
+    assert len(reports) == 1
+    lines = reports[0].read_text().splitlines()
+    header = next(line for line in lines if line.startswith("| dataset"))
+    for column in ("strategy.objective", "f_macro", "fit_seconds", "fit_labels_without_positive",
+                   "eval_labels_without_fit_positive"):
+        assert f"| {column} |" in header
+    rows = [line for line in lines if line.startswith("| synthetic_xmc | holdout | xcolumns_")]
+    assert [row.split(" | ")[2:4] + [row.split(" | ")[5]] for row in rows] == [
+        ["xcolumns_bca", "uses test scores", "macro_f"], ["xcolumns_fw", "randomized", "f_macro"],
+        ["xcolumns_fw", "randomized", "macro_f"]]
