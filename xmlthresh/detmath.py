@@ -179,7 +179,8 @@ def ndtr(x) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------- numba kernels
-# The numpy forms above, element by element, operation for operation (same constants, same order).
+# The numpy forms above, element by element, operation for operation (same constants, same order). The
+# ``*_scalar`` functions are jitted scalars for other numba kernels (synthetic_large calls them).
 _EXP_TAYLOR_ARRAY = np.array(_EXP_TAYLOR)
 _EXPM1_TAYLOR_ARRAY = np.array(_EXPM1_TAYLOR)
 _LOG_SERIES = np.array(tuple(1.0 / (2 * i + 1) for i in range(13)))
@@ -194,7 +195,7 @@ def _horner1(coefficients: np.ndarray, x: float) -> float:
 
 
 @njit(cache=True)
-def _exp1(x: float) -> float:
+def exp_scalar(x: float) -> float:
     if np.isnan(x):
         return np.nan
     if x > EXP_MAX:
@@ -208,14 +209,14 @@ def _exp1(x: float) -> float:
 
 
 @njit(cache=True)
-def _expm11(x: float) -> float:
+def expm1_scalar(x: float) -> float:
     if abs(x) < 0.5:
         return x * _horner1(_EXPM1_TAYLOR_ARRAY, x)
-    return _exp1(x) - 1.0
+    return exp_scalar(x) - 1.0
 
 
 @njit(cache=True)
-def _log1(x: float) -> float:
+def log_scalar(x: float) -> float:
     if not (np.isfinite(x) and x > 0):
         if x == 0:
             return -np.inf
@@ -235,19 +236,19 @@ def _log1(x: float) -> float:
 
 
 @njit(cache=True)
-def _log1p1(x: float) -> float:
+def log1p_scalar(x: float) -> float:
     u = 1.0 + x
     denominator = u - 1.0
     if denominator == 0:
         return x
-    return _log1(u) * (x / denominator)
+    return log_scalar(u) * (x / denominator)
 
 
 @njit(cache=True)
 def _exp_kernel(x: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
     for i in range(x.size):
-        out[i] = _exp1(x[i])
+        out[i] = exp_scalar(x[i])
     return out
 
 
@@ -255,7 +256,7 @@ def _exp_kernel(x: np.ndarray) -> np.ndarray:
 def _expm1_kernel(x: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
     for i in range(x.size):
-        out[i] = _expm11(x[i])
+        out[i] = expm1_scalar(x[i])
     return out
 
 
@@ -263,7 +264,7 @@ def _expm1_kernel(x: np.ndarray) -> np.ndarray:
 def _log_kernel(x: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
     for i in range(x.size):
-        out[i] = _log1(x[i])
+        out[i] = log_scalar(x[i])
     return out
 
 
@@ -271,7 +272,7 @@ def _log_kernel(x: np.ndarray) -> np.ndarray:
 def _log1p_kernel(x: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
     for i in range(x.size):
-        out[i] = _log1p1(x[i])
+        out[i] = log1p_scalar(x[i])
     return out
 
 
@@ -279,7 +280,7 @@ def _log1p_kernel(x: np.ndarray) -> np.ndarray:
 def _power_kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
     for i in range(x.size):
-        out[i] = _exp1(y[i] * _log1(x[i]))
+        out[i] = exp_scalar(y[i] * log_scalar(x[i]))
     return out
 
 

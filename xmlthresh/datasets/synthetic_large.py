@@ -187,7 +187,7 @@ def _ranks_from_spacings(cumulative, count, scale, in_reach, max_false, length, 
         for j in range(c):
             u = (cumulative[draw_start + j] - before) / label_total
             u = min(u, 1.0)
-            y = scale[k] * detmath._expm11(-detmath._log1p1(-u * in_reach[k]) / quality)
+            y = scale[k] * detmath.expm1_scalar(-detmath.log1p_scalar(-u * in_reach[k]) / quality)
             cap = float(max_false[k])
             capped = y if (y < cap or np.isnan(y)) else cap
             shifted = np.int64(np.floor(capped)) + offset
