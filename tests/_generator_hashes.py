@@ -34,18 +34,21 @@ def cde_digest(data) -> str:
     return digest(data.X_train, data.Z_train, data.X_test, data.Z_test)
 
 
-def generator_hashes() -> dict[str, str]:
+def generator_hashes(small: bool = False) -> dict[str, str]:
+    """Digests of the pinned instances, or with ``small`` of smaller ones (in-process checks, ~0.3 s)."""
     from xmlthresh.cde.registry import CDE_DATASETS
     from xmlthresh.datasets.synthetic import generate_ranked_lists
     from xmlthresh.datasets.synthetic_large import generate_ranked_lists_direct
     from xmlthresh.datasets.synthetic_xmc import generate_xmc_scores
 
+    n = 10 if small else 1
     return {
-        "synthetic": generate_ranked_lists(n_labels=300, num_docs=500, list_length=100).digest(),
-        "synthetic_large": generate_ranked_lists_direct(n_labels=100_000, num_docs=100_000,
+        "synthetic": generate_ranked_lists(n_labels=300 // n, num_docs=500, list_length=100).digest(),
+        "synthetic_large": generate_ranked_lists_direct(n_labels=100_000 // n, num_docs=100_000,
                                                         list_length=300).digest(),
-        "synthetic_xmc_topk": score_data_digest(generate_xmc_scores(n_labels=5000, num_docs=2000, top_k=20)),
-        "synthetic_xmc_dense": score_data_digest(generate_xmc_scores(n_labels=200, num_docs=300, top_k=None)),
+        "synthetic_xmc_topk": score_data_digest(generate_xmc_scores(n_labels=5000 // n, num_docs=2000 // n,
+                                                                    top_k=20)),
+        "synthetic_xmc_dense": score_data_digest(generate_xmc_scores(n_labels=200 // n, num_docs=300, top_k=None)),
         "surd": cde_digest(CDE_DATASETS.get("surd")(nz=3, d=(0.1, 1.0, 0.5), alpha=(0.3, 0.3, 0.1)).load(seed=3)),
         "fork": cde_digest(CDE_DATASETS.get("fork")(m=3).load(seed=3)),
     }

@@ -1,7 +1,9 @@
 """Same parameters -> same data, bit for bit, on every machine and thread count (issue 18).
 
 Every seeded generator (synthetic, synthetic_xmc top-k and dense, synthetic_large, the CDE generators surd
-and fork) runs in fresh processes (tests/_generator_hashes.py prints sha256 digests of its arrays):
+and fork) is hashed (tests/_generator_hashes.py: sha256 digests of its arrays). The default checks run in this
+process (a few seconds): the pinned digests, and small instances under one and two numba and BLAS threads
+(``numba.set_num_threads``, threadpoolctl). The slow ones run the probe in fresh processes:
 
 * with ``NUMBA_NUM_THREADS=1`` and ``=2``;
 * on this CPU and on "another CPU": numpy's dispatched loops off (``NPY_DISABLE_CPU_FEATURES``: baseline
@@ -24,6 +26,9 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _generator_hashes import generator_hashes  # noqa: E402
 
 PROBE = Path(__file__).with_name("_generator_hashes.py")
 
@@ -70,6 +75,7 @@ def _differences(first: dict, second: dict) -> list[str]:
     return [name for name in first if first[name] != second.get(name)]
 
 
+@pytest.mark.slow
 def test_generators_same_with_one_and_two_numba_threads():
     one = run_probe(NUMBA_NUM_THREADS="1")["generators"]
     two = run_probe(NUMBA_NUM_THREADS="2")["generators"]
@@ -77,6 +83,7 @@ def test_generators_same_with_one_and_two_numba_threads():
     assert not _differences(one, two), f"generators that depend on the thread count: {_differences(one, two)}"
 
 
+@pytest.mark.slow
 def test_generators_same_on_other_cpu_code_paths(tmp_path_factory):
     if not _dispatched_features():
         pytest.skip("numpy has no dispatched CPU features on this machine: no second code path to compare")
@@ -89,7 +96,34 @@ def test_generators_same_on_other_cpu_code_paths(tmp_path_factory):
 
 
 def test_generators_match_pinned_digests():
-    got = run_probe(NUMBA_NUM_THREADS="1")["generators"]
+    got = generator_hashes()
     differing = _differences(PINNED, got)
     assert not differing, (f"generators that draw other data than the pinned digests: {differing} (other machine "
                            "kind, or a numpy whose random streams changed: the benchmark numbers are not comparable)")
+
+
+@pytest.mark.slow
+def test_generators_match_pinned_digests_in_a_fresh_single_thread_process():
+    got = run_probe(NUMBA_NUM_THREADS="1")["generators"]
+    assert not _differences(PINNED, got), f"generators that draw other data: {_differences(PINNED, got)}"
+
+
+def test_generators_same_with_one_and_two_threads_in_process():
+    """Small instances with numba and the BLAS libraries limited to one thread, then allowed two."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba was started with one thread (NUMBA_NUM_THREADS=1): no second thread count here")
+    previous = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        with threadpool_limits(limits=1):
+            one = generator_hashes(small=True)
+        numba.set_num_threads(2)
+        with threadpool_limits(limits=2):
+            two = generator_hashes(small=True)
+    finally:
+        numba.set_num_threads(previous)
+    assert set(one) == set(PINNED)
+    assert not _differences(one, two), f"generators that depend on the thread count: {_differences(one, two)}"

@@ -13,8 +13,11 @@ multiples of pi/2 (Cody-Waite constants of fdlibm), then fixed polynomials (Tayl
 result depends only on its own input element (never on the other elements or the array length), and is
 within a few ulp of the correctly rounded value (tests/test_detmath.py). No FMA: numpy never fuses.
 
-Not for hot loops: each function costs some 15-40 array passes; the generators call them O(labels +
-relevant documents) times.
+Two forms with the same bits: ``exp``, ``expm1``, ``log``, ``log1p`` and ``power`` run as numba kernels (one
+pass, element by element, no fastmath: numba never contracts a * b + c into an FMA without it, checked on
+the machine code by tests/test_detmath.py), ~10x faster than their numpy forms ``_numpy_<name>`` (15-40
+array passes each), which stay as the readable reference: the tests prove both give identical bits.
+``sin``, ``cos`` and ``ndtr`` (the CDE generators, small arrays) are numpy only.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 # fdlibm: ln2 split so that k * LN2_HI is exact for |k| < 2^11
 LN2_HI = 6.93147180369123816490e-01
@@ -53,7 +57,7 @@ def _horner(coefficients: tuple[float, ...], x: np.ndarray) -> np.ndarray:
     return result
 
 
-def exp(x) -> np.ndarray:
+def _numpy_exp(x) -> np.ndarray:
     """e**x: x = k ln2 + r with |r| <= ln2 / 2, exp(r) by a degree-14 Taylor polynomial, times 2**k."""
     x = _array(x)
     clipped = np.clip(np.where(np.isnan(x), 0.0, x), EXP_MIN, EXP_MAX)
@@ -66,15 +70,15 @@ def exp(x) -> np.ndarray:
     return np.where(np.isnan(x), np.nan, result)
 
 
-def expm1(x) -> np.ndarray:
+def _numpy_expm1(x) -> np.ndarray:
     """e**x - 1, accurate near 0: a degree-18 Taylor polynomial for |x| < 1/2, ``exp(x) - 1`` beyond."""
     x = _array(x)
     small = np.abs(x) < 0.5
     near_zero = x * _horner(_EXPM1_TAYLOR, np.where(small, x, 0.0))
-    return np.where(small, near_zero, exp(x) - 1.0)
+    return np.where(small, near_zero, _numpy_exp(x) - 1.0)
 
 
-def log(x) -> np.ndarray:
+def _numpy_log(x) -> np.ndarray:
     """Natural logarithm: x = m 2**e with m in [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(s), s = (m-1)/(m+1)
     (|s| < 0.172: a series of 12 terms in s**2), plus e ln2. log(0) = -inf, log(x < 0) = nan."""
     x = _array(x)
@@ -93,7 +97,7 @@ def log(x) -> np.ndarray:
     return np.where(positive | (x == 0) | (x == np.inf), result, np.nan)
 
 
-def log1p(x) -> np.ndarray:
+def _numpy_log1p(x) -> np.ndarray:
     """log(1 + x), accurate near 0: u = 1 + x rounded, log(u) * x / (u - 1) (Goldberg's correction; u - 1
     is exact)."""
     x = _array(x)
@@ -101,14 +105,14 @@ def log1p(x) -> np.ndarray:
     denominator = u - 1.0
     exact = denominator == 0
     ratio = x / np.where(exact, 1.0, denominator)
-    return np.where(exact, x, log(u) * ratio)
+    return np.where(exact, x, _numpy_log(u) * ratio)
 
 
-def power(x, y) -> np.ndarray:
+def _numpy_power(x, y) -> np.ndarray:
     """x**y for x > 0 as exp(y log x) (relative error ~ |y log x| * 1e-16; x = 0 gives 0 for y > 0 and inf
     for y < 0)."""
     x, y = _array(x), _array(y)
-    return exp(y * log(x))
+    return _numpy_exp(y * _numpy_log(x))
 
 
 def _reduce_half_pi(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -172,3 +176,150 @@ def ndtr(x) -> np.ndarray:
     result = np.where(x.ravel() > _NDTR_CUTOFF, 1.0, np.where(x.ravel() < -_NDTR_CUTOFF, 0.0, result))
     result = np.where(np.isnan(x.ravel()), np.nan, result)
     return result.reshape(x.shape)
+
+
+# ---------------------------------------------------------------------------------------------- numba kernels
+# The numpy forms above, element by element, operation for operation (same constants, same order). The
+# ``*_scalar`` functions are jitted scalars for other numba kernels (synthetic_large calls them).
+_EXP_TAYLOR_ARRAY = np.array(_EXP_TAYLOR)
+_EXPM1_TAYLOR_ARRAY = np.array(_EXPM1_TAYLOR)
+_LOG_SERIES = np.array(tuple(1.0 / (2 * i + 1) for i in range(13)))
+
+
+@njit(cache=True)
+def _horner1(coefficients: np.ndarray, x: float) -> float:
+    result = coefficients[-1]
+    for i in range(len(coefficients) - 2, -1, -1):
+        result = result * x + coefficients[i]
+    return result
+
+
+@njit(cache=True)
+def exp_scalar(x: float) -> float:
+    if np.isnan(x):
+        return np.nan
+    if x > EXP_MAX:
+        return np.inf
+    if x < EXP_MIN:
+        return 0.0
+    k = np.rint(x * INV_LN2)
+    r = (x - k * LN2_HI) - k * LN2_LO
+    half = np.trunc(k / 2)
+    return math.ldexp(math.ldexp(_horner1(_EXP_TAYLOR_ARRAY, r), int(half)), int(k - half))
+
+
+@njit(cache=True)
+def expm1_scalar(x: float) -> float:
+    if abs(x) < 0.5:
+        return x * _horner1(_EXPM1_TAYLOR_ARRAY, x)
+    return exp_scalar(x) - 1.0
+
+
+@njit(cache=True)
+def log_scalar(x: float) -> float:
+    if not (np.isfinite(x) and x > 0):
+        if x == 0:
+            return -np.inf
+        if x == np.inf:
+            return np.inf
+        return np.nan
+    m, e = math.frexp(x)
+    if m < SQRT_HALF:
+        m = 2.0 * m
+        e -= 1
+    ef = float(e)
+    f = m - 1.0
+    s = f / (2.0 + f)
+    s2 = s * s
+    log_m = 2.0 * s * _horner1(_LOG_SERIES, s2)
+    return ef * LN2_HI + (ef * LN2_LO + log_m)
+
+
+@njit(cache=True)
+def log1p_scalar(x: float) -> float:
+    u = 1.0 + x
+    denominator = u - 1.0
+    if denominator == 0:
+        return x
+    return log_scalar(u) * (x / denominator)
+
+
+@njit(cache=True)
+def _exp_kernel(x: np.ndarray) -> np.ndarray:
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = exp_scalar(x[i])
+    return out
+
+
+@njit(cache=True)
+def _expm1_kernel(x: np.ndarray) -> np.ndarray:
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = expm1_scalar(x[i])
+    return out
+
+
+@njit(cache=True)
+def _log_kernel(x: np.ndarray) -> np.ndarray:
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = log_scalar(x[i])
+    return out
+
+
+@njit(cache=True)
+def _log1p_kernel(x: np.ndarray) -> np.ndarray:
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = log1p_scalar(x[i])
+    return out
+
+
+@njit(cache=True)
+def _power_kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = exp_scalar(y[i] * log_scalar(x[i]))
+    return out
+
+
+def _elementwise(kernel, x) -> np.ndarray:
+    x = _array(x)
+    return kernel(np.ascontiguousarray(x).reshape(-1)).reshape(x.shape)
+
+
+def exp(x) -> np.ndarray:
+    """e**x: x = k ln2 + r with |r| <= ln2 / 2, exp(r) by a degree-14 Taylor polynomial, times 2**k
+    (numba kernel; the bits of :func:`_numpy_exp`)."""
+    return _elementwise(_exp_kernel, x)
+
+
+def expm1(x) -> np.ndarray:
+    """e**x - 1, accurate near 0: a degree-18 Taylor polynomial for |x| < 1/2, ``exp(x) - 1`` beyond
+    (numba kernel; the bits of :func:`_numpy_expm1`)."""
+    return _elementwise(_expm1_kernel, x)
+
+
+def log(x) -> np.ndarray:
+    """Natural logarithm by 2 atanh((m - 1) / (m + 1)) on the mantissa (numba kernel; the bits of
+    :func:`_numpy_log`). log(0) = -inf, log(x < 0) = nan."""
+    return _elementwise(_log_kernel, x)
+
+
+def log1p(x) -> np.ndarray:
+    """log(1 + x), accurate near 0 (Goldberg's correction; numba kernel, the bits of :func:`_numpy_log1p`)."""
+    return _elementwise(_log1p_kernel, x)
+
+
+def power(x, y) -> np.ndarray:
+    """x**y for x > 0 as exp(y log x), broadcasting x and y (numba kernel; the bits of
+    :func:`_numpy_power`)."""
+    x, y = np.broadcast_arrays(_array(x), _array(y))
+    flat_x = np.ascontiguousarray(x).reshape(-1)
+    return _power_kernel(flat_x, np.ascontiguousarray(y).reshape(-1)).reshape(x.shape)
+
+
+#: each kernel's numpy form (the reference the tests compare bit for bit)
+NUMPY_FORMS = {"exp": _numpy_exp, "expm1": _numpy_expm1, "log": _numpy_log, "log1p": _numpy_log1p,
+               "power": _numpy_power}

@@ -19,7 +19,8 @@
 
 Either way the result holds the metrics of the evaluation data at the top level and, for holdout and
 crossfit, the same numbers on the fit data with the prefix ``fit_``. ``fit_seconds`` times the strategy's
-fit alone (not the split of the data nor the evaluation).
+fit alone (not the split of the data nor the evaluation). On score data, holdout and crossfit also count the
+labels without a relevant document in the fit split (:func:`labels_without_fit_positive`).
 
 A protocol is configured by the ``protocol`` config group (``conf/protocol/<name>.yaml``: ``name`` and its
 parameters) or, in plain configs, by its name; :func:`protocol_spec` checks either strictly.
@@ -152,7 +153,8 @@ def _score_data(strategy, data: ScoreData, spec: ProtocolSpec) -> dict[str, Any]
     metrics = strategy.evaluate_scores(test)
     result = _holdout_result(strategy, metrics, protocol, n_labels=int((test.n_relevant > 0).sum()),
                              n_docs=int(test.n_docs))
-    fields: dict[str, Any] = {"fit_split": "validation", "eval_split": "test", "fit_n_docs": int(fit.n_docs)}
+    fields: dict[str, Any] = {"fit_split": "validation", "eval_split": "test", "fit_n_docs": int(fit.n_docs),
+                              **labels_without_fit_positive(fit, test)}
     if protocol == "crossfit":
         out_of_fold = data.info.get("out_of_fold")
         if isinstance(out_of_fold, Mapping):
@@ -162,6 +164,15 @@ def _score_data(strategy, data: ScoreData, spec: ProtocolSpec) -> dict[str, Any]
                         "split is taken as the out-of-fold scores (fit on validation, evaluate on test)", data.name)
             fields.update(out_of_fold="given")
     return {**result, **fields, "fit_seconds": seconds}
+
+
+def labels_without_fit_positive(fit, test) -> dict[str, int]:
+    """How many labels have no relevant document in the fit split: ``fit_labels_without_positive`` counts
+    them among all labels, ``eval_labels_without_fit_positive`` among the evaluated ones (relevant in test),
+    where the fitted thresholds saw no positive of a label the metrics score."""
+    unseen = np.asarray(fit.n_relevant) == 0
+    return {"fit_labels_without_positive": int(unseen.sum()),
+            "eval_labels_without_fit_positive": int((unseen & (np.asarray(test.n_relevant) > 0)).sum())}
 
 
 def _timed(fit, *args, **kwargs) -> float:

@@ -36,6 +36,7 @@ give the same lists on every machine and thread count (tests/test_determinism.py
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from .. import detmath
 from ..data.ranked_lists import RankedLists
@@ -150,13 +151,60 @@ def _block_ranks(rng, count, scale, in_reach, max_false, length, quality):
     """Ranks of the relevant documents in the lists of one block of labels: (flat ranks, kept per label).
 
     Label k draws count_k + 1 exponential spacings; their normalised cumulative sums are the sorted
-    uniforms u_(1) <= ... <= u_(count_k), mapped through the conditional quantile of y given y < L."""
+    uniforms u_(1) <= ... <= u_(count_k), mapped through the conditional quantile of y given y < L
+    (:func:`_ranks_from_spacings`; its numpy form :func:`_numpy_ranks_from_spacings` gives the same bits)."""
     n = len(count)
     draws = count + (count > 0)
     total = int(draws.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(n, dtype=np.int64)
     cumulative = np.cumsum(rng.standard_exponential(total))
+    return _ranks_from_spacings(cumulative, np.ascontiguousarray(count, dtype=np.int64),
+                                np.ascontiguousarray(scale, dtype=np.float64),
+                                np.ascontiguousarray(in_reach, dtype=np.float64),
+                                np.ascontiguousarray(max_false, dtype=np.int64), int(length), float(quality))
+
+
+@njit(cache=True)
+def _ranks_from_spacings(cumulative, count, scale, in_reach, max_false, length, quality):
+    """The numba kernel of :func:`_numpy_ranks_from_spacings`: one pass over the order statistics, label by
+    label, with the same operations in the same order (detmath's scalar kernels), so the same bits."""
+    n = len(count)
+    ranks = np.empty(count.sum(), dtype=np.int64)
+    kept = np.zeros(n, dtype=np.int64)
+    written = 0
+    draw_end = 0
+    running = np.iinfo(np.int64).min  # np.maximum.accumulate over (false_above + label offset), all labels
+    for k in range(n):
+        c = count[k]
+        if c == 0:
+            continue
+        draw_start = draw_end
+        draw_end = draw_start + c + 1
+        before = cumulative[draw_start - 1] if draw_start > 0 else 0.0
+        label_total = cumulative[draw_end - 1] - before
+        offset = k * (length + 1)
+        for j in range(c):
+            u = (cumulative[draw_start + j] - before) / label_total
+            u = min(u, 1.0)
+            y = scale[k] * detmath.expm1_scalar(-detmath.log1p_scalar(-u * in_reach[k]) / quality)
+            cap = float(max_false[k])
+            capped = y if (y < cap or np.isnan(y)) else cap
+            shifted = np.int64(np.floor(capped)) + offset
+            if shifted > running:
+                running = shifted
+            rank = j + 1 + (running - offset)
+            if rank <= length:
+                ranks[written] = rank
+                written += 1
+                kept[k] += 1
+    return ranks[:written], kept
+
+
+def _numpy_ranks_from_spacings(cumulative, count, scale, in_reach, max_false, length, quality):
+    """The readable form of :func:`_ranks_from_spacings` (numpy, ~4x slower; tests compare the two)."""
+    n = len(count)
+    draws = count + (count > 0)
     draw_end = np.cumsum(draws)
     draw_start = draw_end - draws
     before = np.where(draw_start > 0, cumulative[np.maximum(draw_start - 1, 0)], 0.0)
