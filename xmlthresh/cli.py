@@ -37,7 +37,7 @@ def main() -> None:
         return
     from . import hydra_app, sweep
 
-    hydra_app.hydra_main()
+    hydra_app.run()
     if sweep.last_sweep_failures:
         print(f"xmlthresh: {sweep.last_sweep_failures} job(s) of the sweep failed (see MLflow)", file=sys.stderr)
         sys.exit(1)

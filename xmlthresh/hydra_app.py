@@ -9,8 +9,10 @@ through ``hydra.searchpath`` (:func:`xmlthresh.paths.config_search_dirs`). Error
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from pathlib import Path
+from typing import Sequence
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -28,9 +30,57 @@ def user_errors() -> tuple[type[BaseException], ...]:
     error happens, not with the module (``--help`` stays light)."""
     from .data.download import DataUnavailableError
     from .files import WriteFailedError
+    from .paths import CacheNotWritableError
     from .registry import UnavailableError, UnknownNameError
 
-    return (ValueError, DataUnavailableError, UnknownNameError, UnavailableError, WriteFailedError)
+    return (ValueError, DataUnavailableError, UnknownNameError, UnavailableError, WriteFailedError,
+            CacheNotWritableError)
+
+
+#: ``group=option`` on the command line (``+group=``, ``++group=`` and ``group@package=`` too)
+_GROUP_OVERRIDE = re.compile(r"^\+{0,2}(?P<group>[A-Za-z_][\w/]*)(?:@[\w.]*)?=(?P<value>.*)$")
+#: arguments after which Hydra's config search path is not the one :mod:`xmlthresh.options` lists
+_OTHER_SEARCH_PATH = ("--config-dir", "-cd", "--config-path", "-cp", "hydra.searchpath=", "+hydra.searchpath=")
+
+
+def unknown_option_message(args: Sequence[str]) -> str | None:
+    """The one-line error for the first ``group=option`` of ``args`` whose option does not exist (with the
+    known options), or None when every one exists.
+
+    Hydra itself says so in a dozen lines (the options one per line and its search path), and says nothing at
+    all for an optional group (``ranker=nosuch`` was silently dropped): this check runs before Hydra composes
+    anything, for every group of :data:`xmlthresh.options.GROUPS`, optional ones included, and for every
+    value of a sweep (``-m strategy=domain,nosuch`` fails before a sweep or its MLflow parent run exists).
+    Values Hydra computes (``choice(...)``, ``glob(...)``, interpolations, quoted text) are left to Hydra,
+    and so is everything when the command line changes the config search path."""
+    from .options import GROUPS, options
+
+    if any(arg.startswith(_OTHER_SEARCH_PATH) for arg in args):
+        return None
+    for arg in args:
+        match = _GROUP_OVERRIDE.match(arg)
+        if match is None or match["group"] not in GROUPS:
+            continue
+        value = match["value"].strip()
+        if not value or any(c in value for c in "()[]{}$*'\"\\ "):
+            continue
+        group = match["group"]
+        known = [option.name for option in options(group)]
+        for name in value.split(","):
+            if name not in ("null", *known):
+                return (f"unknown {group} option {name!r}; known: {', '.join(known) or '(none)'} "
+                        f"(xmlthresh list describes them; your own go to conf/{group}/<name>.yaml)")
+    return None
+
+
+def run(args: Sequence[str] | None = None) -> None:
+    """The command line's Hydra application, after the check of its option names (one line, exit code 1,
+    for an unknown one: see :func:`unknown_option_message`)."""
+    message = unknown_option_message(sys.argv[1:] if args is None else args)
+    if message is not None:
+        print(f"xmlthresh: error: {message}", file=sys.stderr)
+        sys.exit(1)
+    hydra_main()
 
 
 register_resolvers()
