@@ -171,6 +171,10 @@ CASES: tuple[Case, ...] = (
          "to a writable directory (e.g. XMLTHRESH_CACHE=/tmp/xmlthresh-cache) -- it only holds what can be "
          "recomputed (parsed data, ranker scores)",
          env={"XMLTHRESH_CACHE": "{tmp}/afile/cache"}),
+    Case("cache_not_writable_parse", "Raw tracebacks", "`XMLTHRESH_CACHE` that cannot be written (`dataset.cache=true`)",
+         (*LISTS, "dataset.path={tmp}/good.txt", "dataset.cache=true"),
+         "(no error: the parsed lists are used without being cached, and a warning in the log says so)",
+         env={"XMLTHRESH_CACHE": "{tmp}/afile/cache"}, ok=True),
     Case("store_is_directory", "Raw tracebacks", "a directory given as the sqlite store",
          ("tracking.uri=sqlite:///{tmp}/adir",),
          E + "tracking store sqlite:///<tmp>/adir: <tmp>/adir is a directory, not a database file...", tracked=True),
@@ -336,6 +340,44 @@ def test_gzip_lists_read_like_the_plain_file_and_a_truncated_gzip_is_corrupt(tmp
     (tmp_path / "cut.gz").write_bytes(packed[: len(packed) // 2])
     with pytest.raises(CorruptArchiveError, match=r"cut.gz: corrupt or truncated gzip file"):
         read_ranked_lists(tmp_path / "cut.gz")
+
+
+@pytest.mark.parametrize("args, unknown", [
+    (["strategy=domain", "ranker=null", "dataset=espgame"], None),
+    (["-m", "strategy=domain,independent", "protocol=oracle,holdout"], None),
+    (["strategy=transfer/domain_floor", "experiment=null"], None),
+    (["strategy=glob(*)", "dataset='espgame'"], None),  # Hydra's own sweep syntax and quoting: left to Hydra
+    (["--config-dir", "/elsewhere", "strategy=nosuch"], None),  # another search path: left to Hydra
+    (["hydra/launcher=joblib", "strategy.n_angles=10"], None),  # not an option group of xmlthresh
+    (["+ranker=nosuch"], "ranker"),
+    (["++protocol=nosuch"], "protocol"),
+    (["-m", "dataset=espgame,nosuch"], "dataset"),
+    (["cde_dataset@elsewhere=nosuch"], "cde_dataset"),
+])
+def test_unknown_option_message(args, unknown):
+    from xmlthresh.hydra_app import unknown_option_message
+
+    message = unknown_option_message(args)
+    if unknown is None:
+        assert message is None
+    else:
+        assert message.startswith(f"unknown {unknown} option 'nosuch'; known: ")
+
+
+def test_a_cache_directory_without_write_permission_is_one_line(tmp_path, monkeypatch):
+    from xmlthresh.paths import CacheNotWritableError, writable_cache_dir
+
+    monkeypatch.setenv("XMLTHRESH_CACHE", str(tmp_path / "cache"))
+    assert writable_cache_dir() == tmp_path / "cache" and (tmp_path / "cache").is_dir()
+    (tmp_path / "cache").chmod(0o555)
+    try:
+        if os.geteuid() == 0:  # root writes anyway: only the file-in-the-way case can be tested here
+            pytest.skip("running as root: permissions do not stop writes")
+        with pytest.raises(CacheNotWritableError, match=r"the cache directory .*cache/scores is not writable "
+                                                        r"\(Permission denied\); point XMLTHRESH_CACHE"):
+            writable_cache_dir(tmp_path / "cache" / "scores")
+    finally:
+        (tmp_path / "cache").chmod(0o755)
 
 
 def test_memory_budget_sources(monkeypatch):
