@@ -145,6 +145,12 @@ CASES: tuple[Case, ...] = (
     Case("num_docs_text", "Raw tracebacks", "`dataset.num_docs=abc`",
          (*LISTS, "dataset.path={tmp}/good.txt", "dataset.num_docs=abc"),
          E + "dataset.num_docs must be an integer >= 1 (or null), got 'abc' (str)"),
+    Case("key_not_in_config", "Raw tracebacks", "`strategy.bogus=1` (a key the option does not have; Hydra's error)",
+         ("strategy.bogus=1",),
+         E + "Could not override 'strategy.bogus'. To append to your config use +strategy.bogus=1; Key 'bogus' is not "
+         "in struct"),
+    Case("override_syntax", "Raw tracebacks", "`beta==2` (a malformed override; Hydra's error)", ("beta==2",),
+         E + "Error parsing override 'beta==2'; extraneous input '=' expecting ..."),
     Case("cde_dataset_unknown", "Raw tracebacks", "`task=cde cde_dataset=nosuch`", ("task=cde", "cde_dataset=nosuch"),
          E + "unknown cde_dataset option 'nosuch'; known: fork, surd, xanes (xmlthresh list describes them; your own "
          "go to conf/cde_dataset/<name>.yaml)"),
@@ -362,6 +368,24 @@ def test_unknown_option_message(args, unknown):
         assert message is None
     else:
         assert message.startswith(f"unknown {unknown} option 'nosuch'; known: ")
+
+
+def test_hydra_composition_errors_become_one_line():
+    """An unknown option that the early check leaves to Hydra (another search path, a preset's defaults)
+    still prints as one line with the options listed, without the config search path."""
+    from hydra import compose, initialize_config_module
+
+    from xmlthresh.config import register_resolvers
+    from xmlthresh.hydra_app import hydra_message
+
+    register_resolvers()
+    with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
+        with pytest.raises(Exception) as caught:
+            compose(config_name="config", overrides=["strategy=nosuch"])
+    line = hydra_message(caught.value)
+    assert line.startswith("In 'config': Could not find 'strategy/nosuch'; Available options in 'strategy': "
+                           "coordinate, domain, domain_fast, ")
+    assert "\n" not in line and "search path" not in line and "provider=" not in line
 
 
 def test_a_cache_directory_without_write_permission_is_one_line(tmp_path, monkeypatch):

@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 import re
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterator, Sequence
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -75,12 +76,73 @@ def unknown_option_message(args: Sequence[str]) -> str | None:
 
 def run(args: Sequence[str] | None = None) -> None:
     """The command line's Hydra application, after the check of its option names (one line, exit code 1,
-    for an unknown one: see :func:`unknown_option_message`)."""
+    for an unknown one: see :func:`unknown_option_message`); Hydra's own errors about the command line or the
+    composition (a key that is not in the config, a malformed override) are one line too
+    (:func:`one_line_hydra_errors`)."""
     message = unknown_option_message(sys.argv[1:] if args is None else args)
     if message is not None:
         print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
-    hydra_main()
+    with one_line_hydra_errors():
+        hydra_main()
+
+
+def hydra_message(exc: BaseException) -> str:
+    """Hydra's multi-line message of a composition error as one line: its lines joined with "; ", the options
+    listed one per line as "a, b, c", OmegaConf's ``full_key:`` / ``object_type=`` details and the config
+    search path left out."""
+    text = str(exc)
+    if exc.__cause__ is not None and str(exc.__cause__) not in text:
+        text += "\n" + str(exc.__cause__)
+    parts: list[str] = []
+    for raw in text.split("Config search path:")[0].splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("full_key:", "object_type=", "reference_type=")):
+            continue
+        if raw.startswith("\t") and parts and parts[-1].endswith(":"):
+            parts[-1] += f" {line}"
+        elif raw.startswith("\t") and parts and parts[-1].endswith(tuple("abcdefghijklmnopqrstuvwxyz0123456789_")) \
+                and ":" in parts[-1]:
+            parts[-1] += f", {line}"
+        else:
+            parts.append(line)
+    joined = ""
+    for part in parts:
+        joined += part if not joined else (" " if joined.endswith(".") else "; ") + part
+    return joined
+
+
+@contextmanager
+def one_line_hydra_errors() -> Iterator[None]:
+    """While the block runs, Hydra's composition errors (``CompactHydraException``: an override of a key that
+    is not in the config, a malformed override, a missing option inside a preset) print as one line
+    ``xmlthresh: error: ...`` with exit code 1, instead of Hydra's several lines; ``HYDRA_FULL_ERROR=1`` still
+    shows Hydra's traceback. Hydra reports them through ``hydra._internal.utils.run_and_report``, which is
+    wrapped for the duration (Hydra 1.3)."""
+    import os
+
+    from hydra._internal import utils as hydra_utils
+    from hydra.errors import CompactHydraException
+
+    original = hydra_utils.run_and_report
+
+    def run_and_report(func: Callable[[], object]) -> object:
+        def compact() -> object:
+            try:
+                return func()
+            except CompactHydraException as exc:
+                if os.environ.get("HYDRA_FULL_ERROR") == "1":
+                    raise
+                print(f"xmlthresh: error: {hydra_message(exc)}", file=sys.stderr)
+                sys.exit(1)
+
+        return original(compact)
+
+    hydra_utils.run_and_report = run_and_report
+    try:
+        yield
+    finally:
+        hydra_utils.run_and_report = original
 
 
 register_resolvers()
