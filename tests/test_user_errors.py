@@ -308,6 +308,23 @@ def test_every_bad_input_is_one_line_naming_the_problem(case, inputs, monkeypatc
     assert not (inputs / f"run-{case.id}" / "result.json").exists()
 
 
+@pytest.mark.parametrize("args, start", [
+    (["ranker=nosuch"], "xmlthresh: error: unknown ranker option 'nosuch'; known: br_logreg, knn, mlknn"),
+    (["seed=abc"], "xmlthresh: error: seed must be an integer, got 'abc' (str)"),
+])
+def test_the_console_command_prints_the_same_one_line(args, start, inputs):
+    """The same lines from a real process (``python -m xmlthresh``: the console script's fast exit)."""
+    import subprocess
+
+    env = {**os.environ, "XMLTHRESH_HOME": str(inputs / "home"), "XMLTHRESH_CACHE": str(inputs / "cache")}
+    env.pop("HYDRA_FULL_ERROR", None)
+    proc = subprocess.run([sys.executable, "-m", "xmlthresh", *args, "tracking.enabled=false", "plots=false",
+                           "warm_up=false", f"hydra.run.dir={inputs}/run-console"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(start) and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
 def test_a_corrupt_zip_that_parses_as_garbage_is_reported_as_corrupt(tmp_path):
     """A zeroed block in a stored (uncompressed) member reaches the parser as NUL bytes long before zipfile
     checks the CRC at the member's end: the parse error gives way to "corrupt archive"."""
