@@ -95,17 +95,16 @@ def hydra_message(exc: BaseException) -> str:
     if exc.__cause__ is not None and str(exc.__cause__) not in text:
         text += "\n" + str(exc.__cause__)
     parts: list[str] = []
+    listing = False  # inside "Available options in 'group':" and its tab-indented names
     for raw in text.split("Config search path:")[0].splitlines():
         line = raw.strip()
         if not line or line.startswith(("full_key:", "object_type=", "reference_type=")):
             continue
-        if raw.startswith("\t") and parts and parts[-1].endswith(":"):
-            parts[-1] += f" {line}"
-        elif raw.startswith("\t") and parts and parts[-1].endswith(tuple("abcdefghijklmnopqrstuvwxyz0123456789_")) \
-                and ":" in parts[-1]:
-            parts[-1] += f", {line}"
-        else:
-            parts.append(line)
+        if listing and raw.startswith("\t"):
+            parts[-1] += ("" if parts[-1].endswith(":") else ",") + f" {line}"
+            continue
+        listing = line.endswith(":")
+        parts.append(line)
     joined = ""
     for part in parts:
         joined += part if not joined else (" " if joined.endswith(".") else "; ") + part
