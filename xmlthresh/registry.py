@@ -185,8 +185,9 @@ def constructor_parameters(cls: type) -> tuple[list[str], list[str]]:
 
 def check_sequence_params(kind: str, cls: type, params: Mapping[str, Any]) -> None:
     """A parameter whose default is a list or tuple of numbers (a grid: ``k_grid``, ``bandwidth_grid``) must be
-    given as a list of numbers of the same kind -- integers where the default holds integers; else a
-    :class:`ConfigError` naming ``<kind>.<parameter>``. (``estimator.k_grid=abc`` was iterated letter by letter
+    given as a list (or array) of numbers of the same kind -- integers where the default holds integers -- or
+    a single number (which the plugin may broadcast); text or a mapping is a :class:`ConfigError` naming
+    ``<kind>.<parameter>``. (``estimator.k_grid=abc`` was iterated letter by letter
     and failed in ``int('a')`` without naming the parameter.) Other parameters are the plugin's
     ``_check_params``' business."""
     for key, default in constructor_defaults(cls).items():
@@ -196,7 +197,9 @@ def check_sequence_params(kind: str, cls: type, params: Mapping[str, Any]) -> No
         integers = all(isinstance(item, numbers.Integral) for item in default)
         value = params[key]
         expected = f"a list of {'integers' if integers else 'numbers'} (like the default {list(default)})"
-        if not isinstance(value, (list, tuple)):
+        if _is_number(value):
+            continue  # a single number: the plugin's business (surd broadcasts alpha=0.3 to both coordinates)
+        if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):  # lists, tuples, arrays
             raise ConfigError(f"{kind}.{key} must be {expected}, got {value!r} ({type(value).__name__})")
         bad = [item for item in value if not (_is_number(item) and (isinstance(item, numbers.Integral) or not integers))]
         if bad:
