@@ -52,9 +52,9 @@ def main() -> None:
     from . import hydra_app, sweep
 
     if shows_job_config(sys.argv[1:]):
-        _show_job_config(hydra_app.hydra_main)
+        _show_job_config(hydra_app.run)
         return
-    hydra_app.hydra_main()
+    hydra_app.run()
     if sweep.last_sweep_failures:
         print(f"xmlthresh: {sweep.last_sweep_failures} job(s) of the sweep failed (see MLflow)", file=sys.stderr)
         sys.exit(1)

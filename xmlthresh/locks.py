@@ -10,12 +10,15 @@ from typing import Iterator
 
 @contextlib.contextmanager
 def cache_lock(path: Path, enabled: bool = True) -> Iterator[None]:
-    """Hold ``<path>.lock`` (created beside the cache entry) for the duration of the block."""
+    """Hold ``<path>.lock`` (created beside the cache entry) for the duration of the block; a cache directory
+    that cannot be written raises :class:`xmlthresh.paths.CacheNotWritableError`."""
     if not enabled:
         yield
         return
     from filelock import FileLock
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from .paths import writable_cache_dir
+
+    writable_cache_dir(path.parent)  # an unwritable cache is one line saying so, not a raw OSError
     with FileLock(str(path) + ".lock"):
         yield

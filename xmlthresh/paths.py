@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import tempfile
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -41,6 +42,31 @@ def cache_dir() -> Path:
     """Writable directory for derived caches (``$XMLTHRESH_CACHE``)."""
     env = os.environ.get("XMLTHRESH_CACHE")
     return Path(env).expanduser().resolve() if env else _user_cache_root() / "xmlthresh" / "cache"
+
+
+class CacheNotWritableError(OSError):
+    """The derived-cache directory (``$XMLTHRESH_CACHE``) cannot be written; the message says where and how to
+    point it elsewhere (shown as one line by the CLI)."""
+
+    def __str__(self) -> str:  # the message alone, without OSError's "[Errno 13]" prefix
+        return str(self.strerror)
+
+
+def writable_cache_dir(folder: Path | None = None) -> Path:
+    """``folder`` (a directory of the derived cache; default :func:`cache_dir`), created when missing, after
+    a probe that a file can be created in it; else a :class:`CacheNotWritableError` saying so (a read-only
+    ``$XMLTHRESH_CACHE`` gave a raw ``OSError`` from deep inside the ranker's cache lock)."""
+    folder = cache_dir() if folder is None else Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise CacheNotWritableError(
+            exc.errno, f"the cache directory {folder} is not writable ({exc.strerror or exc}); point XMLTHRESH_CACHE "
+            f"to a writable directory (e.g. XMLTHRESH_CACHE=/tmp/xmlthresh-cache) -- it only holds what can be "
+            f"recomputed (parsed data, ranker scores)") from None
+    return folder
 
 
 def project_root() -> Path:

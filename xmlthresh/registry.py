@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import numbers
 import pkgutil
 from typing import Any, Callable, Generic, Iterator, Mapping, TypeVar
 
@@ -122,6 +123,7 @@ class Registry(Generic[T]):
         missing = [key for key in required if key not in params]
         if missing:
             raise ConfigError(f"{what} needs the parameter(s) {', '.join(missing)}")
+        check_sequence_params(self.kind, cls, params)
         obj = cls(**params)
         check = getattr(obj, "_check_params", None)
         if callable(check):
@@ -179,6 +181,34 @@ def constructor_parameters(cls: type) -> tuple[list[str], list[str]]:
         if parameter.default is parameter.empty:
             required.append(key)
     return accepted, required
+
+
+def check_sequence_params(kind: str, cls: type, params: Mapping[str, Any]) -> None:
+    """A parameter whose default is a list or tuple of numbers (a grid: ``k_grid``, ``bandwidth_grid``) must be
+    given as a list (or array) of numbers of the same kind -- integers where the default holds integers -- or
+    a single number (which the plugin may broadcast); text or a mapping is a :class:`ConfigError` naming
+    ``<kind>.<parameter>``. (``estimator.k_grid=abc`` was iterated letter by letter
+    and failed in ``int('a')`` without naming the parameter.) Other parameters are the plugin's
+    ``_check_params``' business."""
+    for key, default in constructor_defaults(cls).items():
+        if key not in params or not isinstance(default, (list, tuple)) or not default \
+                or not all(_is_number(item) for item in default):
+            continue
+        integers = all(isinstance(item, numbers.Integral) for item in default)
+        value = params[key]
+        expected = f"a list of {'integers' if integers else 'numbers'} (like the default {list(default)})"
+        if _is_number(value):
+            continue  # a single number: the plugin's business (surd broadcasts alpha=0.3 to both coordinates)
+        if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):  # lists, tuples, arrays
+            raise ConfigError(f"{kind}.{key} must be {expected}, got {value!r} ({type(value).__name__})")
+        bad = [item for item in value if not (_is_number(item) and (isinstance(item, numbers.Integral) or not integers))]
+        if bad:
+            raise ConfigError(f"{kind}.{key} must be {expected}, got {list(value)!r} ({bad[0]!r} is not "
+                              f"{'an integer' if integers else 'a number'})")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def constructor_defaults(cls: type) -> dict[str, Any]:

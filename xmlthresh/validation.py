@@ -1,6 +1,7 @@
 """Checks of user input at the public boundary: score matrices, label matrices and their agreement, and the
 scalar parameters of every config group (:func:`check_int`, :func:`check_number`, :func:`check_bool`,
-:func:`check_beta`, used by the plugins' ``_check_params``).
+:func:`check_beta`, used by the plugins' ``_check_params``), and the memory a size parameter would claim
+(:func:`check_size`, :func:`check_memory`: refused before any work when it exceeds :func:`memory_budget`).
 
 Everything the library is handed from outside (``fit_thresholds``, a strategy's ``fit(scores, labels)`` /
 ``predict(scores)``, ``ThresholdClassifier``) goes through these functions once; deeper code trusts its
@@ -21,6 +22,9 @@ Only numpy and scipy are imported here (``import xmlthresh`` stays light).
 
 from __future__ import annotations
 
+import math
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -99,6 +103,104 @@ def check_beta(value: Any) -> float:
         raise InputError(f"beta must be a number in [{low:g}, {high:g}] (F_beta weights recall beta times as "
                          f"much as precision), got {value!r} ({_type_name(value)})")
     return float(value)
+
+
+#: sets the memory budget of :func:`check_size` / :func:`check_memory` (bytes, or with a K/M/G/T suffix:
+#: ``XMLTHRESH_MAX_MEMORY=4G``); without it the budget is the memory available when the check runs
+MEMORY_ENV = "XMLTHRESH_MAX_MEMORY"
+_SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def memory_budget() -> tuple[int | None, str]:
+    """(bytes a run may claim, where that number comes from): ``$XMLTHRESH_MAX_MEMORY`` when set; else the
+    memory available now -- ``MemAvailable`` of ``/proc/meminfo`` (what can be allocated without swapping),
+    lowered to the room left under a cgroup (v2) limit when the process runs in one (a container, a SLURM
+    job); else the physical memory (``os.sysconf``); (None, ...) when nothing says (no limit is applied)."""
+    text = os.environ.get(MEMORY_ENV, "").strip()
+    if text:
+        number, suffix = (text[:-1], text[-1].upper()) if text[-1].upper() in _SUFFIXES else (text, "")
+        try:
+            value = float(number) * _SUFFIXES[suffix]
+        except ValueError:
+            raise InputError(f"{MEMORY_ENV} must be a number of bytes, optionally with K, M, G or T, got {text!r}") \
+                from None
+        if not (math.isfinite(value) and value > 0):
+            raise InputError(f"{MEMORY_ENV} must be a positive number of bytes, got {text!r}")
+        return int(value), MEMORY_ENV
+    budget, source = _meminfo_available(), "MemAvailable in /proc/meminfo"
+    room = _cgroup_room()
+    if room is not None and (budget is None or room < budget):
+        budget, source = room, "the room left under the cgroup's memory.max"
+    if budget is None:
+        try:
+            budget, source = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "physical memory"
+        except (ValueError, OSError, AttributeError):
+            return None, "unknown"
+    return budget, source
+
+
+def _meminfo_available() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _cgroup_room() -> int | None:
+    """memory.max - memory.current of this process's cgroup (v2), or None without a limit."""
+    try:
+        relative = next(line.split("::", 1)[1] for line in Path("/proc/self/cgroup").read_text().splitlines()
+                        if line.startswith("0::"))
+        folder = Path("/sys/fs/cgroup") / relative.strip().lstrip("/")
+        limit = (folder / "memory.max").read_text().strip()
+        if limit == "max":
+            return None
+        return max(0, int(limit) - int((folder / "memory.current").read_text().strip()))
+    except (OSError, ValueError, StopIteration):
+        return None
+
+
+def _gb(n_bytes: float) -> str:
+    return f"{n_bytes / 1e9:,.1f} GB" if n_bytes >= 1e8 else f"{n_bytes / 1e6:,.1f} MB"
+
+
+def check_memory(what: str, n_bytes: float, advice: str) -> None:
+    """An :class:`InputError` when ``what`` (``"dataset.n_labels x dataset.num_docs = 10^5 x 10^6 cells x 50
+    bytes"``) would need more than :func:`memory_budget` -- said before any work, instead of running until
+    the kernel kills the process; ``advice`` says what to lower."""
+    budget, source = memory_budget()
+    if budget is not None and n_bytes > budget:
+        raise InputError(f"{what} need about {_gb(n_bytes)} of memory, more than the {_gb(budget)} available "
+                         f"({source}); {advice} ({MEMORY_ENV} sets another budget)")
+
+
+def check_size(name: str, value: Any, bytes_per_unit: float, minimum: int = 1, *, unit: str = "unit",
+               square: bool = False, optional: bool = False) -> int | None:
+    """``value`` as an integer >= ``minimum`` (:func:`check_int`) whose memory, ``bytes_per_unit`` times
+    ``value`` units (``square``: (value + 1)^2 units, a grid over two axes), fits in :func:`memory_budget`;
+    else an :class:`InputError` naming the parameter, the memory it needs, the budget and where it comes from,
+    and the largest value that fits.
+
+    ``bytes_per_unit`` is the peak memory of one unit measured on the code that allocates it (rounded up),
+    so the limit is real: a value just below it runs. ``optional`` accepts None."""
+    value = check_int(name, value, minimum, optional=optional)
+    if value is None:
+        return None
+    units = (value + 1) ** 2 if square else value
+    budget, source = memory_budget()
+    if budget is None or units * bytes_per_unit <= budget:
+        return value
+    fitting = int(budget // bytes_per_unit)
+    limit = math.isqrt(fitting) - 1 if square else fitting
+    short = name.rsplit(".", 1)[-1]
+    counted = f"({short} + 1)^2 = {units:.3g} {unit}s x {bytes_per_unit:g} bytes" if square else \
+        f"{bytes_per_unit:g} bytes per {unit}"
+    raise InputError(f"{name}={value} needs about {_gb(units * bytes_per_unit)} of memory ({counted}), more than "
+                     f"the {_gb(budget)} available ({source}); the limit here is {name} <= {max(limit, 0):,} "
+                     f"({MEMORY_ENV} sets another budget)")
 
 
 def check_scores(scores: Any, *, n_labels: int | None = None, what: str = "scores") -> np.ndarray | sp.csr_matrix:

@@ -20,8 +20,8 @@ def run_cde(*overrides: str, home: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("override, expected", [
-    ("estimator=nosuch", "Could not find 'estimator/nosuch'"),  # Hydra lists the available options
-    ("cde_dataset=nosuch", "Could not find 'cde_dataset/nosuch'"),
+    ("estimator=nosuch", "xmlthresh: error: unknown estimator option 'nosuch'; known: ckde, flexcode, gmm"),
+    ("cde_dataset=nosuch", "xmlthresh: error: unknown cde_dataset option 'nosuch'; known: fork, surd, xanes"),
     ("estimator.name=nosuch", "xmlthresh: error: unknown estimator 'nosuch'; known: ckde, flexcode"),
     ("+estimator.bogus=1", "xmlthresh: error: estimator 'nnkcde' has no parameter(s) bogus; its parameters:"),
     ("+cde_dataset.bogus=1", "xmlthresh: error: cde_dataset 'surd' has no parameter(s) bogus"),
@@ -32,7 +32,5 @@ def test_bad_names_and_parameters_are_one_clear_error(override, expected, isolat
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert expected in proc.stderr, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr and "KeyError" not in proc.stderr
-    if expected.startswith("Could not find"):
-        group = expected.split("'")[1].split("/")[0]
-        assert f"Available options in '{group}'" in proc.stderr
-        assert {"estimator": "\tnnkcde", "cde_dataset": "\tsurd"}[group] in proc.stderr
+    if "option 'nosuch'" in expected:  # one line, checked before Hydra composes (not its dozen lines)
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -6,7 +6,7 @@
 when the i-th document of the ranker's order for that label is relevant, else 0. Documents carry no ids.
 Blank lines are ignored.
 
-Plain files, zip members (read without unpacking, e.g. ``WikiXML_no_empty.zip``) and in-memory bytes go
+Plain files, gzip files, zip members (read without unpacking, e.g. ``WikiXML_no_empty.zip``) and in-memory bytes go
 through one code path: the source is streamed in blocks of complete lines (:mod:`.streaming`) and one
 numba kernel parses each block, keeping only the positions of the 1s, the list length and the size of
 every label -- no Python object per line or token. This module only parses: the parse cache is the dataset
@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 from .ranked_lists import RankedLists
-from .streaming import DEFAULT_CHUNK_SIZE, DataSource, bytes_blocks, line_blocks, open_source
+from .streaming import DEFAULT_CHUNK_SIZE, DataSource, bytes_blocks, damage_of, line_blocks, open_source
 
 log = logging.getLogger(__name__)
 
@@ -91,11 +91,18 @@ def parse_source(
     progress: bool = True,
     allow_duplicate_ids: bool = False,
 ) -> RankedLists:
-    """Stream ``source`` (a plain file or a zip member) through the parsing kernel."""
+    """Stream ``source`` (a plain file, a gzip file or a zip member) through the parsing kernel. A format error
+    in a compressed source is reported as a corrupt archive when its checksum fails (:func:`damage_of`)."""
     parser = _BlockParser(source.display)
-    with line_blocks(source, chunk_size, progress) as blocks:
-        for block in blocks:
-            parser.feed(block)
+    try:
+        with line_blocks(source, chunk_size, progress) as blocks:
+            for block in blocks:
+                parser.feed(block)
+    except RankedListFormatError:
+        damage = damage_of(source)
+        if damage is not None:
+            raise damage from None
+        raise
     return parser.result(num_docs, include_predict_all, name, allow_duplicate_ids)
 
 
@@ -145,6 +152,11 @@ class _BlockParser:
             raise RankedListFormatError(
                 f"{source} line {line_of_label[k]}: list of {lengths[k]} documents is longer than "
                 f"num_docs = {num_docs} ({int(np.count_nonzero(too_long))} list(s) affected)"
+            )
+        if not np.any(sizes):
+            raise RankedListFormatError(
+                f"{source}: every label has size 0 ({len(sizes)} line(s)): no label has a relevant document, so "
+                f"no threshold can be fitted or evaluated; the second number of each line is the label's size s_k"
             )
         check_sizes(sizes, num_docs, ids, line_of_label, source)
         if not allow_duplicate_ids:

@@ -190,9 +190,26 @@ def load_scores(path: str | os.PathLike, name: str = "") -> ScoreData:
     return ScoreData(name or path.stem, splits, {**info, "score_file": where})
 
 
+#: the first bytes of an .npz archive (a zip; an empty one has only its end record) and of a single .npy array
+_NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_NPY_MAGIC = b"\x93NUMPY"
+
+
 def _read_npz(file: Path) -> dict[str, np.ndarray]:
     if not file.is_file():
         raise ScoreFileError(f"{file} does not exist")
+    with open(file, "rb") as handle:
+        head = handle.read(6)
+    if not head.startswith(_NPZ_MAGIC) and head != _NPY_MAGIC:
+        # np.load falls back to unpickling anything else and then blamed "Python objects (pickled)"
+        if not head:
+            kind = "an empty file"
+        elif all(32 <= byte < 127 or byte in b"\t\r\n" for byte in head):
+            kind = "a text file"
+        else:
+            kind = "not a zip archive"
+        raise ScoreFileError(f"{file}: not an .npz archive ({kind}); write score files with "
+                             "xmlthresh.data.score_file.save_scores or np.savez")
     try:
         archive = np.load(file, allow_pickle=False)
         if not isinstance(archive, np.lib.npyio.NpzFile):

@@ -1,18 +1,21 @@
-"""Reading large line-oriented data files block by block: plain files and zip members through one code path.
+"""Reading large line-oriented data files block by block: plain files, gzip files and zip members through one
+code path.
 
-A source is a plain file or one member of a zip archive, read without unpacking it to disk. It is consumed
+A source is a plain file, a gzip-compressed file (recognised by its magic bytes, whatever its name) or one
+member of a zip archive, read without unpacking it to disk. It is consumed
 in blocks of ``chunk_size`` bytes; every block handed to the caller holds **complete lines only** (the
 incomplete last line of a read is carried over and handed out with the next one), so a per-block parser
 never sees half a line and can name the line of an error. Blocks are zero-copy views of what was read,
 except the few bytes of a line that straddles two reads.
 
-A zip that is truncated, corrupt (bad deflate stream, CRC mismatch) or ambiguous (several files and no
+A zip or gzip file that is truncated, corrupt (bad deflate stream, CRC mismatch) or a zip that is ambiguous (several files and no
 ``member`` chosen) raises :class:`CorruptArchiveError` / :class:`ArchiveMemberError` naming the file and
 what to do. Long reads show a progress bar on a terminal and log progress otherwise.
 """
 
 from __future__ import annotations
 
+import gzip
 import io
 import logging
 import sys
@@ -32,6 +35,9 @@ DEFAULT_CHUNK_SIZE = 32 << 20
 
 _ZIP_MAGIC = b"PK\x03\x04"
 _EMPTY_ZIP_MAGIC = b"PK\x05\x06"
+_GZIP_MAGIC = b"\x1f\x8b"
+#: what a damaged compressed stream raises while it is read
+_STREAM_ERRORS = (zipfile.BadZipFile, gzip.BadGzipFile, zlib.error, EOFError)
 
 
 class CorruptArchiveError(ValueError):
@@ -44,11 +50,13 @@ class ArchiveMemberError(ValueError):
 
 @dataclass(frozen=True)
 class DataSource:
-    """A plain file (``member`` None) or one member of a zip archive; ``size`` is its uncompressed size."""
+    """A plain file (``member`` None), a gzip file (``compression='gzip'``) or one member of a zip archive;
+    ``size`` is its uncompressed size (of a gzip file: as its trailer says, modulo 4 GiB)."""
 
     path: Path
     member: str | None
     size: int
+    compression: str | None = None
 
     @property
     def display(self) -> str:
@@ -70,6 +78,22 @@ def is_zip(path: Path) -> bool:
     return head in (_ZIP_MAGIC, _EMPTY_ZIP_MAGIC)
 
 
+def is_gzip(path: Path) -> bool:
+    """Whether ``path`` starts with gzip's magic bytes (a ``.gz`` name alone does not make a file gzip)."""
+    with open(path, "rb") as handle:
+        return handle.read(2) == _GZIP_MAGIC
+
+
+def _gzip_size(path: Path) -> int:
+    """The uncompressed size of a gzip file from its trailer (ISIZE, modulo 2^32; 0 if too short)."""
+    with open(path, "rb") as handle:
+        end = handle.seek(0, io.SEEK_END)
+        if end < 18:
+            return 0
+        handle.seek(end - 4)
+        return int.from_bytes(handle.read(4), "little")
+
+
 def open_source(path: str | Path, member: str | None = None) -> DataSource:
     """Describe the data in ``path``: the file itself, or a member of a zip (``member``, or its only file).
 
@@ -80,6 +104,8 @@ def open_source(path: str | Path, member: str | None = None) -> DataSource:
     if not is_zip(path):
         if member is not None:
             raise ArchiveMemberError(f"{path}: member {member!r} given but the file is not a zip archive")
+        if is_gzip(path):
+            return DataSource(path, None, _gzip_size(path), compression="gzip")
         return DataSource(path, None, path.stat().st_size)
     with _open_zip(path) as archive:
         info = _choose_member(path, archive, member)
@@ -103,7 +129,11 @@ def line_blocks(
 
     The last block may lack a final newline. Errors of a corrupt zip surface as :class:`CorruptArchiveError`.
     """
-    if source.member is None:
+    if source.compression == "gzip":
+        with gzip.open(source.path, "rb") as handle:
+            with closing(_checked_blocks(handle, source, chunk_size, progress)) as blocks:
+                yield blocks
+    elif source.member is None:
         with open(source.path, "rb") as handle:
             with closing(_checked_blocks(handle, source, chunk_size, progress)) as blocks:
                 yield blocks
@@ -141,8 +171,8 @@ def _reads(handle: BinaryIO, source: DataSource, chunk_size: int, bar: "Progress
     while True:
         try:
             block = handle.read(chunk_size)
-        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-            raise _corrupt(source.path, exc, member=source.member) from exc
+        except _STREAM_ERRORS as exc:
+            raise _corrupt(source.path, exc, member=source.member, kind=source.compression or "zip") from exc
         if not block:
             return
         done += len(block)
@@ -208,10 +238,33 @@ def _choose_member(path: Path, archive: zipfile.ZipFile, member: str | None) -> 
     return files[0]
 
 
-def _corrupt(path: Path, exc: BaseException, member: str | None = None) -> CorruptArchiveError:
+def damage_of(source: DataSource) -> CorruptArchiveError | None:
+    """The error to report instead of a parse error when ``source`` is a compressed stream whose checksum
+    fails: a zeroed block of a zip member decompresses to garbage that the parser meets long before the CRC
+    at the member's end would be checked (the user saw "line 70536: token 2112819" instead of "corrupt
+    archive"). Reads the rest of the stream (CRC-32 checked by zipfile / gzip at its end); None when it is
+    intact -- the parse error then stands -- or not compressed."""
+    if source.member is None and source.compression is None:
+        return None
+    try:
+        if source.compression == "gzip":
+            with gzip.open(source.path, "rb") as handle:
+                while handle.read(DEFAULT_CHUNK_SIZE):
+                    pass
+        else:
+            with zipfile.ZipFile(source.path) as archive, archive.open(source.member) as handle:
+                while handle.read(DEFAULT_CHUNK_SIZE):
+                    pass
+    except (*_STREAM_ERRORS, RuntimeError, NotImplementedError, OSError) as exc:
+        return _corrupt(source.path, exc, member=source.member, kind=source.compression or "zip")
+    return None
+
+
+def _corrupt(path: Path, exc: BaseException, member: str | None = None, kind: str = "zip") -> CorruptArchiveError:
     where = f"{path}:{member}" if member is not None else str(path)
+    what = "gzip file" if kind == "gzip" else "zip archive"
     return CorruptArchiveError(
-        f"{where}: corrupt or truncated zip archive ({type(exc).__name__}: {exc}); "
+        f"{where}: corrupt or truncated {what} ({type(exc).__name__}: {exc}); "
         f"delete the file and download it again (or check it against its published sha256)"
     )
 

@@ -42,6 +42,7 @@ def resolve_data_file(path: str) -> Path:
     downloaded first when they are a known file of a public origin."""
     candidate = Path(path).expanduser()
     if candidate.is_absolute():
+        _refuse_directory(candidate)
         if not candidate.is_file():
             raise DataUnavailableError(f"{candidate} does not exist")
         return candidate
@@ -49,12 +50,22 @@ def resolve_data_file(path: str) -> Path:
     if remote is not None:
         return ensure_file(remote)
     local = data_dir() / candidate
+    _refuse_directory(local)
     if not local.is_file():
         raise DataUnavailableError(
             f"{local} does not exist (relative paths are looked up under the data directory "
             f"{data_dir()}, set by XMLTHRESH_DATA)"
         )
     return local
+
+
+def _refuse_directory(path: Path) -> None:
+    """A directory where a file belongs is named as such (it used to be reported as "does not exist")."""
+    if path.is_dir():
+        examples = sorted(p.name for p in path.iterdir() if p.is_file())[:3]
+        hint = f" (it holds e.g. {', '.join(examples)})" if examples else " (it holds no file)"
+        raise DataUnavailableError(f"dataset.path {path} is a directory, not a ranked-list file{hint}; "
+                                   f"give the path of the file itself")
 
 
 @DATASETS.register("ranked_lists")

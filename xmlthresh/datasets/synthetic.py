@@ -12,8 +12,15 @@ import numpy as np
 
 from .. import detmath
 from ..data.ranked_lists import RankedLists
+from ..validation import check_int, check_memory, check_number
 from .base import Dataset
 from .registry import DATASETS
+
+
+#: peak memory per (document, label) cell of the generator's dense matrices (uniforms, their sorted copy, the
+#: relevance, the scores and their argsort; measured: 33.1-33.4 bytes per cell at 100 x 80000 and 1000 x 8000;
+#: rounded up)
+BYTES_PER_CELL = 40
 
 
 def generate_ranked_lists(
@@ -73,6 +80,19 @@ class SyntheticRankedLists(Dataset):
         self.max_label_share = max_label_share
         self.list_length = list_length
         self.seed = seed
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        n_labels = check_int("dataset.n_labels", self.n_labels, 1)
+        num_docs = check_int("dataset.num_docs", self.num_docs, 1)
+        check_int("dataset.list_length", self.list_length, 1, num_docs, optional=True)
+        check_int("dataset.seed", self.seed)
+        check_number("dataset.signal", self.signal)
+        check_number("dataset.zipf_exponent", self.zipf_exponent, 0)
+        check_number("dataset.max_label_share", self.max_label_share, 0, 1, strict_minimum=True)
+        check_memory(f"dataset.n_labels x dataset.num_docs = {n_labels:,} x {num_docs:,} cells x {BYTES_PER_CELL} bytes",
+                     n_labels * num_docs * BYTES_PER_CELL,
+                     "lower them (synthetic_large draws millions of labels without a documents x labels matrix)")
 
     def _load(self) -> RankedLists:
         return generate_ranked_lists(

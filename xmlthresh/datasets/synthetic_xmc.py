@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from .. import detmath
 from ..data.multilabel import ScoreData
 from ..data.scores import ScoredSplit
+from ..validation import check_int, check_memory, check_number
 from .registry import DATASETS
 from .base import Dataset
 
@@ -34,6 +35,12 @@ from .base import Dataset
 MAX_DENSE_CELLS = 50_000_000
 #: documents generated per block; part of the seeding scheme (changing it changes the data)
 BLOCK_DOCS = 1 << 15
+#: peak memory of the generator (both splits), measured: per document 525 bytes with top_k = 20 (and 40
+#: distractors), 1868 with top_k = 80 (160), per label about 92 bytes (10^6 labels x 10^4 documents: 98 MB),
+#: dense scores 8.5 bytes per cell of both splits (2000 labels x 2 x 20000 documents: 683 MB). The models below
+#: are above each: per document 8 bytes per scored candidate (top_k + n_distractors), 16 per label drawn and
+#: 48; per label 128; per dense cell 16
+BYTES_PER_CANDIDATE, BYTES_PER_DRAW, BYTES_PER_DOC, BYTES_PER_LABEL, BYTES_PER_DENSE_CELL = 8, 16, 48, 128, 16
 _SPLIT_STREAM = {"validation": 1, "test": 2}
 #: candidate lists up to this length are sorted by insertion (fast for the usual few dozen)
 _INSERTION_SORT_MAX = 96
@@ -269,6 +276,30 @@ class SyntheticXMC(Dataset):
         self.n_distractors = n_distractors
         self.distractor_popularity = distractor_popularity
         self.seed = seed
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        n_labels = check_int("dataset.n_labels", self.n_labels, 1, 2**31 - 1)
+        num_docs = check_int("dataset.num_docs", self.num_docs, 1)
+        validation = check_int("dataset.num_validation_docs", self.num_validation_docs, 1, optional=True)
+        top_k = check_int("dataset.top_k", self.top_k, 1, optional=True)
+        distractors = check_int("dataset.n_distractors", self.n_distractors, 0, optional=True)
+        check_int("dataset.seed", self.seed)
+        per_doc = check_number("dataset.labels_per_doc", self.labels_per_doc, 1)
+        check_number("dataset.zipf_exponent", self.zipf_exponent, 0)
+        check_number("dataset.signal", self.signal)
+        check_number("dataset.distractor_popularity", self.distractor_popularity, 0, 1)
+        docs = num_docs + (num_docs if validation is None else validation)
+        if top_k is None:
+            check_memory(f"dense scores of {docs:,} documents (both splits) x dataset.n_labels = {n_labels:,} x "
+                         f"{BYTES_PER_DENSE_CELL} bytes", docs * n_labels * BYTES_PER_DENSE_CELL,
+                         "set dataset.top_k (sparse top-k scores) or lower the sizes")
+            return
+        candidates = top_k + (2 * top_k if distractors is None else distractors)
+        need = docs * (BYTES_PER_CANDIDATE * candidates + BYTES_PER_DRAW * per_doc + BYTES_PER_DOC) + \
+            n_labels * BYTES_PER_LABEL
+        check_memory(f"{docs:,} documents (both splits) x {candidates:,} scored candidates (top_k + n_distractors) "
+                     f"and {n_labels:,} labels", need, "lower dataset.num_docs, dataset.top_k or dataset.n_labels")
 
     def _load(self) -> ScoreData:
         return generate_xmc_scores(

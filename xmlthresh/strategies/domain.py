@@ -44,6 +44,7 @@ from ..data.candidates import Candidates
 from ..data.hulls import hull_chains
 from ..data.ranked_lists import RankedLists
 from ..metrics import f_beta
+from ..validation import check_int, check_size
 from ._domain_kernels import branch_and_bound, label_classes
 from ._kernels import increment_sweep, select_crossing
 from .base import PrecisionControlMixin, ThresholdStrategy
@@ -51,6 +52,9 @@ from .registry import STRATEGIES
 
 #: a hull maximiser closer than this (as a fraction of its edge) to an end point is taken to be that vertex
 _VERTEX_TOL = 1e-9
+#: memory per node of the branch and bound: seven int64/float64 arrays of max_nodes + 1 entries (parent,
+#: restriction start and count, bound, children's start, orbit size, heap), allocated when it starts
+BYTES_PER_NODE = 56
 
 
 @STRATEGIES.register("domain")
@@ -86,9 +90,10 @@ class DomainStrategy(PrecisionControlMixin, ThresholdStrategy):
         if not (isinstance(self.gap_tol, (int, float)) and not isinstance(self.gap_tol, bool)
                 and 0 <= self.gap_tol < np.inf):
             raise ValueError(f"gap_tol must be a finite number >= 0, got {self.gap_tol!r}")
-        if not (isinstance(self.max_nodes, (int, np.integer)) and not isinstance(self.max_nodes, bool)
-                and self.max_nodes >= 1):
-            raise ValueError(f"max_nodes must be an integer >= 1, got {self.max_nodes!r}")
+        if self.refine == "bnb":  # the node arrays are allocated for max_nodes nodes up front
+            check_size("strategy.max_nodes", self.max_nodes, BYTES_PER_NODE, 1, unit="node")
+        else:
+            check_int("strategy.max_nodes", self.max_nodes, 1)
 
     def _choose(self, candidates: Candidates, lists: RankedLists) -> np.ndarray:
         if self.refine == "bnb":

@@ -14,8 +14,13 @@ import scipy.sparse as sp
 from ..data.scores import ScoredSplit
 from ..data.evaluation import true_positives_at_cuts
 from ..metrics import evaluate
+from ..validation import check_int, check_size
 from .base import ScoreStrategy
 from .registry import STRATEGIES
+
+#: memory per value of the grid of x: the geomspace entry (8 bytes) and its F-macro in a Python list
+#: (an 8-byte pointer and a 24-byte float)
+BYTES_PER_X = 40
 
 
 @STRATEGIES.register("pcut")
@@ -36,8 +41,10 @@ class PCutStrategy(ScoreStrategy):
             raise ValueError(f"x must be > 0 (or null to tune it), got {self.x!r}")
         if not 0 < self.x_min < self.x_max:
             raise ValueError(f"need 0 < x_min < x_max, got x_min={self.x_min!r}, x_max={self.x_max!r}")
-        if not (isinstance(self.n_grid, int) and self.n_grid >= 1):
-            raise ValueError(f"n_grid must be an integer >= 1, got {self.n_grid!r}")
+        if self.x is None:  # the grid of x is searched only when x is tuned
+            check_size("strategy.n_grid", self.n_grid, BYTES_PER_X, 1, unit="grid value")
+        else:
+            check_int("strategy.n_grid", self.n_grid, 1)
 
     def fit_scores(self, split: ScoredSplit) -> "PCutStrategy":
         self._check_params()
