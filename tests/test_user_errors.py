@@ -126,9 +126,10 @@ CASES: tuple[Case, ...] = (
          E + "2,000,000,000 documents (both splits) x 60 scored candidates (top_k + n_distractors) and 10,000 labels "
          "need about 1,216.0 GB of memory, more than the 17.2 GB available (XMLTHRESH_MAX_MEMORY); lower "
          "dataset.num_docs, dataset.top_k or dataset.n_labels (XMLTHRESH_MAX_MEMORY sets another budget)"),
-    Case("first_n_labels_huge", "Hangs and leftovers", "`dataset.first_n_labels=10^12` (bounded by the data)",
+    Case("first_n_labels_huge", "Hangs and leftovers", "`dataset.first_n_labels=10^12` (more than the data has)",
          ("dataset.n_labels=5", "dataset.num_docs=50", "dataset.first_n_labels=1000000000000"),
-         "(no error: more labels than the data set has means all of them; no memory is claimed per unit)", ok=True),
+         E + "dataset.first_n_labels=1000000000000 is above the 5 labels of synthetic: use at most 5, or null for "
+             "all labels"),
     Case("ranker_k_huge", "Hangs and leftovers", "`ranker=knn ranker.k=10^12` (bounded by the data)",
          ("dataset=mulan", "dataset.name=toy", "ranker=knn", "ranker.k=1000000000000"),
          "(no error: k above the number of training documents uses them all)", ok=True),
@@ -166,7 +167,7 @@ CASES: tuple[Case, ...] = (
          E + "unknown protocol option 'nosuch'; known: crossfit, holdout, oracle (xmlthresh list describes them; "
          "your own go to conf/protocol/<name>.yaml)"),
     Case("experiment_unknown", "Raw tracebacks", "`experiment=nosuch`", ("experiment=nosuch",),
-         E + "unknown experiment option 'nosuch'; known: beta_sweep, cde_benchmark, ..."),
+         E + "unknown experiment option 'nosuch'; known: argv, beta_sweep, cde_benchmark, ..."),
     Case("strategy_unknown", "Raw tracebacks", "`strategy=nosuch`", ("strategy=nosuch",),
          E + "unknown strategy option 'nosuch'; known: coordinate, domain, ..."),
     Case("dataset_unknown", "Raw tracebacks", "`dataset=nosuch`", ("dataset=nosuch",),
