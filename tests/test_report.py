@@ -63,6 +63,16 @@ def test_report_command_writes_all_formats(store, tmp_path, capsys):
     assert "data:image/png;base64," in (out / "comparison.html").read_text()
 
 
+def test_an_unknown_sweep_id_is_one_line_and_writes_no_report(store, tmp_path, capsys):
+    uri, _ = store
+    out = tmp_path / "report"
+    assert main(["--uri", uri, "--sweep", "nosuchid", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("python -m xmlthresh.report: error: no sweep with parent run id 'nosuchid' in experiment "
+                          "'xmlthresh'") and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
 def test_markdown_of_empty_table():
     import pandas as pd
 

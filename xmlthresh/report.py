@@ -261,6 +261,20 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     return paths
 
 
+def _nothing_selected(uri: str | None, experiment: str, sweep: str | None) -> str:
+    """The one-line reason a report has no rows: an unknown sweep id (with the latest known ones), or a
+    selection without finished job runs."""
+    table = runs_table(uri, experiment)
+    parents = (table[table["tags.xmlthresh.sweep"] == "parent"].sort_values("start_time", ascending=False)
+               if "tags.xmlthresh.sweep" in table else table.iloc[0:0])
+    if sweep is not None and sweep not in set(parents["run_id"]):
+        known = ", ".join(parents["run_id"].head(5)) or "none"
+        return f"no sweep with parent run id {sweep!r} in experiment {experiment!r} (latest sweeps: {known})"
+    where = f"sweep {sweep}" if sweep is not None else (f"experiment {experiment!r}" if parents.empty
+                                                         else f"the latest sweep ({parents['run_id'].iloc[0]})")
+    return f"no finished job runs in {where}: nothing to report"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m xmlthresh.report", description=__doc__.split("\n\n")[0])
     parser.add_argument("--uri", default=None, help="MLflow tracking URI (default: sqlite:///<project>/runs/mlflow.db)")
@@ -275,6 +289,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "http://127.0.0.1:5000)")
     args = parser.parse_args(argv)
     runs = load_runs(args.uri, args.experiment, sweep=args.sweep, latest_sweep=not args.all, metrics=args.metrics)
+    if runs.empty:  # an empty report would look like a sweep that ran nothing: say what was selected instead
+        print(f"python -m xmlthresh.report: error: {_nothing_selected(args.uri, args.experiment, args.sweep)}",
+              file=sys.stderr)
+        return 1
     from .paths import runs_dir
 
     out = Path(args.out) if args.out else runs_dir() / "reports" / (args.sweep or ("all" if args.all else "latest"))
