@@ -7,6 +7,10 @@ import subprocess
 import sys
 
 import mlflow
+import pandas as pd
+import pytest
+
+from xmlthresh.report import load_runs, paired_differences
 
 
 def sweep(home, *overrides: str) -> subprocess.CompletedProcess:
@@ -37,8 +41,11 @@ def test_sweep_counts_failures_then_resumes_only_missing_jobs(isolated_home):
     assert again.stdout.count("already done") == 2  # domain and independent at beta=1 finished before
     table = runs(isolated_home)
     second = table[(table["tags.xmlthresh.sweep"] == "parent") & (table["run_id"] != parent["run_id"])].iloc[0]
-    assert second["metrics.n_resumed"] == 2 and second["metrics.n_children"] == 1
-    assert second["status"] == "FINISHED"
+    assert second["metrics.n_resumed"] == 2 and second["metrics.n_children"] == 3
+    assert second["metrics.n_finished"] == 1 and second["status"] == "FINISHED"
+    reused = table[(table["tags.mlflow.parentRunId"] == second["run_id"]) & table["tags.xmlthresh.reused_run_id"].notna()]
+    assert sorted(reused["params.strategy"]) == ["domain", "independent"]
+    assert set(reused["tags.xmlthresh.reused_run_id"]) <= set(children["run_id"])
 
     forced = sweep(isolated_home, "strategy=domain", "dataset=counterexample", "force=true")
     assert forced.returncode == 0 and "already done" not in forced.stdout
@@ -76,3 +83,51 @@ def test_submitit_local_sweep_runs_jobs_as_separate_processes(isolated_home):
     children = table[table["tags.mlflow.parentRunId"].notna()]
     assert len(children) == 2 and set(children["status"]) == {"FINISHED"}
     assert set(children["params.launcher"]) == {"hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher"}
+
+
+def _jobs_of(table, parent_id):
+    return table[table["tags.mlflow.parentRunId"] == parent_id]
+
+
+@pytest.mark.slow
+def test_resumed_jobs_stay_in_their_sweep_and_its_report(isolated_home, real_data):
+    """Issue 14, defect 1: after an earlier run, a sweep printed 'resumed 1' and its report had no
+    domain/espgame row and no paired differences for espgame; a joblib sweep with 2 of 4 jobs resumed showed
+    one strategy. Every job must be a child of its sweep (the resumed ones pointing to the run they reuse)
+    and a row of the report, marked reused."""
+    env = {**os.environ, "XMLTHRESH_HOME": str(isolated_home)}
+    single = subprocess.run([sys.executable, "-m", "xmlthresh", "strategy=domain", "dataset=espgame"],
+                            capture_output=True, text=True, env=env, timeout=600)
+    assert single.returncode == 0, single.stderr
+    uri = f"sqlite:///{isolated_home / 'runs' / 'mlflow.db'}"
+    sweeps = [(["strategy=domain,independent,coordinate", "dataset=espgame,example"], 6, 1),
+              (["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "strategy=domain,linearization",
+                "dataset=espgame,example"], 4, 2)]
+    parents_seen = set()
+    for overrides, n_jobs, n_resumed in sweeps:
+        proc = sweep(isolated_home, *overrides)
+        assert proc.returncode == 0, proc.stderr
+        table = runs(isolated_home)
+        parent = table[(table["tags.xmlthresh.sweep"] == "parent") & ~table["run_id"].isin(parents_seen)].iloc[0]
+        parents_seen.add(parent["run_id"])
+        jobs = _jobs_of(table, parent["run_id"])
+        assert len(jobs) == n_jobs and set(jobs["status"]) == {"FINISHED"}
+        assert parent["metrics.n_children"] == n_jobs and parent["metrics.n_resumed"] == n_resumed
+        reused = jobs[jobs["tags.xmlthresh.reused_run_id"].notna()]
+        assert len(reused) == n_resumed
+        by_id = table.set_index("run_id")
+        for _, job in reused.iterrows():  # the same params and metrics as the run it reuses
+            origin = by_id.loc[job["tags.xmlthresh.reused_run_id"]]
+            assert pd.isna(origin.get("tags.xmlthresh.reused_run_id"))  # points to the run that computed it
+            for column in [c for c in table.columns if c.startswith(("params.", "metrics."))]:
+                if pd.notna(origin[column]):
+                    assert job[column] == origin[column], column
+        report = load_runs(uri, sweep=parent["run_id"])
+        assert len(report) == n_jobs and int(report["reused"].sum()) == n_resumed
+        strategies = {s.split("=")[1] for s in overrides if s.startswith("strategy=")}.pop().split(",")
+        assert set(zip(report["dataset"], report["strategy"])) == {(d, s) for d in ("espgame", "example")
+                                                                    for s in strategies}
+        differences = paired_differences(report)
+        assert set(differences["dataset"]) == {"espgame", "example"}
+    everything = load_runs(uri)  # over all runs, a reused copy is not counted twice
+    assert not everything["reused"].any() and len(everything) == 1 + 5 + 2

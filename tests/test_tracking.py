@@ -86,7 +86,7 @@ def test_a_sweep_parent_counts_its_children_and_keeps_its_report(tmp_path, isola
     except RuntimeError:
         pass
     children = tracking.sweep_children(uri, parent)
-    assert sorted(children) == [("FAILED", False), ("FINISHED", False), ("FINISHED", True)]
+    assert sorted(children) == [("FAILED", False, False), ("FINISHED", False, False), ("FINISHED", True, False)]
     report = tmp_path / "comparison.md"
     report.write_text("# report\n")
     tracking.log_files_to_run(uri, parent, [report])
@@ -103,3 +103,32 @@ def _artifact_names(uri: str, run_id: str) -> list[str]:
     import mlflow
 
     return [item.path for item in mlflow.MlflowClient(uri).list_artifacts(run_id)]
+
+
+def test_a_reused_run_is_a_child_copy_of_the_run_it_reuses(tmp_path, isolated_home):
+    """A resumed sweep job (issue 14, defect 1): a FINISHED child of its sweep with the params, metrics and tags
+    of the run that computed it, pointing to that run, and a ``reused`` row of the sweep's report."""
+    from xmlthresh.report import load_runs
+
+    uri = f"sqlite:///{tmp_path / 'store.db'}"
+    with tracking.tracked_run(True, uri, "xmlthresh", run_name="domain-x", tags={tracking.CONFIG_HASH_TAG: "h"}) as t:
+        t.log_params({"strategy": "domain", "dataset": "x", "beta": 1.0})
+        t.log_metrics({"f_macro": 0.5})
+        origin = t.run_id
+    parent = tracking.start_sweep_parent(uri, "xmlthresh", tmp_path / "sweep", "strategy=domain", "basic")
+    result = tmp_path / "result.json"
+    result.write_text("{}")
+    child = tracking.log_reused_run(uri, tracking.finished_run_with_hash(uri, "xmlthresh", "h"), parent, [result])
+    again = tracking.log_reused_run(uri, child, parent)  # reusing a reused run points to the one that computed it
+    table = tracking.runs_table(uri, "xmlthresh").set_index("run_id")
+    for run in (child, again):
+        row = table.loc[run]
+        assert row["status"] == "FINISHED" and row["tags.mlflow.parentRunId"] == parent
+        assert row["tags.xmlthresh.reused_run_id"] == origin and row["tags.xmlthresh.config_hash"] == "h"
+        assert row["params.strategy"] == "domain" and row["metrics.f_macro"] == 0.5
+    assert tracking.finished_run_with_hash(uri, "xmlthresh", "h") == origin  # the oldest: the one that computed it
+    assert _artifact_names(uri, child) == ["result.json"]
+    assert sorted(tracking.sweep_children(uri, parent)) == [("FINISHED", False, True)] * 2
+    report = load_runs(uri, sweep=parent)
+    assert list(report["reused"]) == [True, True] and set(report["strategy"]) == {"domain"}
+    assert list(load_runs(uri)["run_id"]) == [origin]  # over all runs: the copies are not counted twice

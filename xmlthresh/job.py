@@ -141,7 +141,7 @@ def _resumed(run_id: str, run_dir: Path, context: Mapping[str, Any], uri: str | 
     (None when the earlier result cannot be read: then the job runs again)."""
     import json
 
-    from .tracking import download_result
+    from .tracking import download_result, log_reused_run
 
     try:
         local = download_result(run_id, run_dir, uri)
@@ -150,9 +150,11 @@ def _resumed(run_id: str, run_dir: Path, context: Mapping[str, Any], uri: str | 
         return None
     result = {**json.loads(Path(local).read_text()), "resumed_from": run_id, "run_dir": str(run_dir)}
     write_json_atomic(run_dir / "result.json", result)
+    # the job is a child of this sweep like any other, pointing to the run it reuses (report: reused)
+    child = log_reused_run(uri, run_id, parent_run_id(context["sweep_dir"]), files=[run_dir / "result.json"])
     mark_resumed(context["sweep_dir"], int(context.get("job_num", 0)), run_id)
-    log.info("already finished as run %s (force=true runs it again)", run_id)
-    return result
+    log.info("already finished as run %s, reused as run %s (force=true runs it again)", run_id, child)
+    return {**result, "reused_as": child}
 
 
 def summary(result: Mapping[str, Any]) -> str:

@@ -3,9 +3,10 @@
 :class:`MlflowSweepCallback` runs in the launching process. Before any job starts it creates the store, the
 experiment and the parent run, and writes the parent's id to ``<sweep dir>/mlflow_parent_run_id`` -- every
 job, in whatever worker process, reads it from there and logs its run as a child. When the sweep ends, the
-parent records how many children finished, failed or were skipped, and how many jobs were resumed (already
-finished in an earlier sweep: a job whose configuration hash matches a FINISHED run is not run again
-unless ``force=true``). A sweep with a failed job ends FAILED and the command exits with code 1.
+parent records how many children there are, how many ran and finished, failed or were skipped, and how many
+jobs were resumed (already finished in an earlier sweep: a job whose configuration hash matches a FINISHED
+run is not run again unless ``force=true``; it still gets a child run, a copy of the run it reuses tagged
+``xmlthresh.reused_run_id``, so the sweep and its report keep every job). A sweep with a failed job ends FAILED and the command exits with code 1.
 """
 
 from __future__ import annotations
@@ -77,9 +78,9 @@ class MlflowSweepCallback(Callback):
             return
         uri = tracking.get("uri")
         children = sweep_children(uri, parent)
-        statuses = [child.status for child in children]
-        skipped = sum(child.skipped for child in children)
-        resumed = len(list((sweep_dir / RESUMED_DIR).glob("*"))) if (sweep_dir / RESUMED_DIR).is_dir() else 0
+        statuses = [child.status for child in children if not child.reused]
+        skipped = sum(child.skipped for child in children if not child.reused)
+        resumed = sum(child.reused for child in children)  # reused children: already finished before
         failed = statuses.count("FAILED")
         counts = {"n_children": len(children), "n_finished": statuses.count("FINISHED"), "n_failed": failed,
                   "n_skipped": skipped, "n_resumed": resumed}

@@ -193,9 +193,51 @@ def finished_run_with_hash(uri: str | None, experiment: str, digest: str) -> str
     runs = client.search_runs(
         [found.experiment_id],
         filter_string=f"tags.`{CONFIG_HASH_TAG}` = '{digest}' and attributes.status = 'FINISHED'",
-        max_results=1,
+        max_results=1, order_by=["attributes.start_time ASC"],  # the run that computed it comes first
     )
     return runs[0].info.run_id if runs else None
+
+
+#: tag of a sweep job's child run that reuses the result of an earlier run (the id of the run that computed it)
+REUSED_TAG = "xmlthresh.reused_run_id"
+#: tags of the reused run that describe that run itself, not the result the new child shares
+_OWN_TAGS = ("mlflow.parentRunId", "mlflow.runName", "mlflow.note.content", "xmlthresh.pid", "xmlthresh.host",
+             "xmlthresh.pid_start")
+
+
+def log_reused_run(uri: str | None, reused: str, parent_run_id: str | None, files: Iterable[Path] = (),
+                   extra_tags: Mapping[str, Any] | None = None) -> str:
+    """A FINISHED child run of the sweep ``parent_run_id`` for a job whose configuration already finished as
+    run ``reused``: the same params, metrics and tags, the tag :data:`REUSED_TAG` naming the run that
+    computed the result, and ``files`` (the job's copied result.json) as artifacts. So a resumed job is one
+    child of its sweep like any other (the report shows it, marked reused) instead of a silent gap.
+    Returns the new run's id."""
+    import time
+
+    from mlflow.entities import Metric, Param, RunTag
+
+    uri = open_store(uri)
+    import mlflow
+
+    client = mlflow.MlflowClient(uri)
+    origin = retry_when_locked(lambda: client.get_run(reused), f"reading run {reused}")
+    computed_by = origin.data.tags.get(REUSED_TAG, reused)  # a reused run's result came from its own origin
+    tags = {key: value for key, value in origin.data.tags.items() if key not in _OWN_TAGS}
+    tags.update({REUSED_TAG: computed_by, **{k: str(v) for k, v in (extra_tags or {}).items()},
+                 "mlflow.note.content": f"reuses run {computed_by}: the same configuration finished there"})
+    if parent_run_id:
+        tags["mlflow.parentRunId"] = parent_run_id
+    run = retry_when_locked(lambda: client.create_run(origin.info.experiment_id, run_name=origin.info.run_name,
+                                                      tags=tags), "creating the reused job's run")
+    run_id = run.info.run_id
+    now = int(time.time() * 1000)
+    metrics = [Metric(key, value, now, 0) for key, value in origin.data.metrics.items()]
+    params = [Param(key, value) for key, value in origin.data.params.items()]
+    retry_when_locked(lambda: client.log_batch(run_id, metrics=metrics, params=params), "logging the reused run")
+    for path in files:
+        client.log_artifact(run_id, str(path))
+    retry_when_locked(lambda: client.set_terminated(run_id, status="FINISHED"), "ending the reused run")
+    return run_id
 
 
 RESULT_ARTIFACT = "result.json"
@@ -232,10 +274,12 @@ def start_sweep_parent(uri: str | None, experiment: str, sweep_dir: Path, argume
 
 
 class ChildRun(NamedTuple):
-    """What the end of a sweep needs to know of one job's run: its MLflow status and whether it skipped."""
+    """What the end of a sweep needs to know of one job's run: its MLflow status, whether it skipped, and
+    whether it reuses an earlier run's result (a resumed job)."""
 
     status: str
     skipped: bool
+    reused: bool = False
 
 
 def sweep_children(uri: str | None, parent: str) -> list[ChildRun]:
@@ -246,7 +290,8 @@ def sweep_children(uri: str | None, parent: str) -> list[ChildRun]:
     experiment_id = client.get_run(parent).info.experiment_id
     children = client.search_runs([experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{parent}'",
                                   max_results=50_000)
-    return [ChildRun(child.info.status, "skipped" in child.data.tags) for child in children]
+    return [ChildRun(child.info.status, "skipped" in child.data.tags, REUSED_TAG in child.data.tags)
+            for child in children]
 
 
 def finish_sweep_parent(uri: str | None, parent: str, counts: Mapping[str, int], failed: bool) -> None:
