@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -43,7 +44,8 @@ def test_sweep_counts_failures_then_resumes_only_missing_jobs(isolated_home):
     second = table[(table["tags.xmlthresh.sweep"] == "parent") & (table["run_id"] != parent["run_id"])].iloc[0]
     assert second["metrics.n_resumed"] == 2 and second["metrics.n_children"] == 3
     assert second["metrics.n_finished"] == 1 and second["status"] == "FINISHED"
-    reused = table[(table["tags.mlflow.parentRunId"] == second["run_id"]) & table["tags.xmlthresh.reused_run_id"].notna()]
+    reused = table[(table["tags.mlflow.parentRunId"] == second["run_id"])
+                   & table["tags.xmlthresh.reused_run_id"].notna()]
     assert sorted(reused["params.strategy"]) == ["domain", "independent"]
     assert set(reused["tags.xmlthresh.reused_run_id"]) <= set(children["run_id"])
 
@@ -131,3 +133,61 @@ def test_resumed_jobs_stay_in_their_sweep_and_its_report(isolated_home, real_dat
         assert set(differences["dataset"]) == {"espgame", "example"}
     everything = load_runs(uri)  # over all runs, a reused copy is not counted twice
     assert not everything["reused"].any() and len(everything) == 1 + 5 + 2
+
+
+@pytest.mark.slow
+def test_a_sweep_that_does_not_compose_leaves_no_running_parent(isolated_home):
+    """Issue 17: ``-m strategy=domain,nosuch`` failed at composition and its parent run stayed RUNNING."""
+    proc = sweep(isolated_home, "strategy=domain,nosuch", "dataset=counterexample")
+    assert proc.returncode == 1
+    table = runs(isolated_home)
+    assert list(table["tags.xmlthresh.sweep"]) == ["parent"] and list(table["status"]) == ["FAILED"]
+    assert table.loc[0, "tags.error"].startswith("the sweep stopped: MissingConfigException: In 'config': "
+                                                 "Could not find 'strategy/nosuch'")
+    assert table.loc[0, "metrics.n_children"] == 0
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_the_progress_line_counts_what_the_jobs_report(tmp_path, terminal):
+    """Issue 12 item 5 / issue 14: done / failed / resumed / remaining, elapsed and ETA while a sweep runs -- a
+    tqdm line on a terminal, one line per job otherwise. Jobs report from any process through files."""
+    from xmlthresh.sweep import SweepProgress, record_job_outcome
+
+    stream = _Terminal() if terminal else io.StringIO()
+    progress = SweepProgress(tmp_path, total=4, stream=stream, interval=3600)  # polled by hand below
+    for job, outcome in enumerate(["done", "failed", "resumed"]):
+        record_job_outcome(tmp_path, job, outcome)
+        progress.poll()
+    progress.close()
+    text = stream.getvalue()
+    if terminal:
+        assert "\r" in text and "3/4" in text and "done 1, failed 1, resumed 1, remaining 1" in text
+        assert "<" in text  # tqdm's elapsed<remaining time
+    else:
+        lines = text.splitlines()
+        assert len(lines) == 3 and all(line.startswith("xmlthresh: sweep ") for line in lines)
+        assert lines[-1].startswith("xmlthresh: sweep 3/4 jobs: done 1, failed 1, resumed 1, remaining 1, elapsed ")
+        assert "ETA" in lines[-1]
+
+
+def test_the_progress_line_knows_how_many_jobs_a_sweep_has():
+    from hydra import compose, initialize_config_module
+    from omegaconf import OmegaConf
+
+    from xmlthresh.config import register_resolvers
+    from xmlthresh.sweep import count_jobs
+
+    register_resolvers()
+    overrides = ["strategy=domain,independent,coordinate", "dataset=espgame,example", "beta=1"]
+    with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
+        cfg = compose(config_name="config", return_hydra_config=True)
+    OmegaConf.set_readonly(cfg, False)
+    cfg.hydra.overrides.task = overrides
+    assert count_jobs(cfg) == 6
+    cfg.hydra.sweeper.params = {"seed": "0,1"}  # an experiment preset's sweep
+    assert count_jobs(cfg) == 12

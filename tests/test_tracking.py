@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import xmlthresh
 from xmlthresh import tracking
 
@@ -132,3 +134,91 @@ def test_a_reused_run_is_a_child_copy_of_the_run_it_reuses(tmp_path, isolated_ho
     report = load_runs(uri, sweep=parent)
     assert list(report["reused"]) == [True, True] and set(report["strategy"]) == {"domain"}
     assert list(load_runs(uri)["run_id"]) == [origin]  # over all runs: the copies are not counted twice
+
+
+def test_runs_whose_process_is_gone_are_marked_killed(tmp_path, isolated_home):
+    """Issue 17: runs killed mid-sweep stayed RUNNING forever; the next sweep's start ends them KILLED."""
+    import mlflow
+
+    uri = f"sqlite:///{tmp_path / 'store.db'}"
+    experiment_id = tracking.ensure_experiment(uri, "exp")
+    client = mlflow.MlflowClient(uri)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = gone.stdout.strip()
+    me = tracking.process_tags()
+    cases = {"dead": {**me, tracking.PID_TAG: dead_pid, tracking.PID_START_TAG: ""},
+             "reused pid": {**me, tracking.PID_START_TAG: "1"},  # our pid, but another process's start time
+             "alive": me, "other host": {**me, tracking.PID_TAG: dead_pid, tracking.HOST_TAG: "elsewhere"},
+             "old version": {}}
+    ids = {name: client.create_run(experiment_id, run_name=name, tags=tags).info.run_id for name, tags in cases.items()}
+    ended = tracking.mark_dead_runs(uri, "exp")
+    assert sorted(ended) == sorted([ids["dead"], ids["reused pid"]])
+    for name, run_id in ids.items():
+        run = client.get_run(run_id)
+        assert run.info.status == ("KILLED" if run_id in ended else "RUNNING"), name
+    assert "ended without closing this run" in client.get_run(ids["dead"]).data.tags["error"]
+    assert tracking.mark_dead_runs(uri, "no such experiment") == []
+
+
+RECORDED = json.loads((Path(__file__).parent / "recorded_runs.json").read_text())
+
+
+def _logged(uri: str, run_id: str) -> dict:
+    import mlflow
+
+    run = mlflow.MlflowClient(uri).get_run(run_id)
+    return {"params": run.data.params, "metrics": run.data.metrics, "tags": run.data.tags,
+            "artifacts": sorted(_artifact_names(uri, run_id)), "status": run.info.status}
+
+
+def _assert_nothing_lost(logged: dict, recorded: dict) -> None:
+    for kind in ("params", "metrics", "tags", "artifacts"):
+        missing = set(recorded[kind]) - set(logged[kind])
+        if kind == "tags" and not tracking._git_state()[0]:  # code not run from a git checkout: no git tags
+            missing -= {"mlflow.source.git.branch", "mlflow.source.git.commit"}
+        assert not missing, f"{kind} logged before and lost now: {sorted(missing)}"
+
+
+@pytest.mark.slow
+def test_batched_logging_loses_nothing_of_a_recorded_run(tmp_path, isolated_home, real_data):
+    """Issue 12 item 2: one log_batch per run, the store, experiment and commit once per sweep -- and the same
+    params, metrics, tags and artifacts as runs logged through MLflow's fluent API before (recorded in
+    tests/recorded_runs.json): a single run, a finished and a failed sweep job, the sweep's parent."""
+    from xmlthresh.config import compose
+    from xmlthresh.job import run_job
+
+    uri = f"sqlite:///{tmp_path / 'store.db'}"
+    cfg = compose(["strategy=domain", "dataset=example", f"tracking.uri={uri}"])
+    (tmp_path / "single").mkdir()
+    single = run_job(cfg, tmp_path / "single", resolved_yaml="x: 1\n")
+    logged = _logged(uri, single["mlflow_run_id"])
+    _assert_nothing_lost(logged, RECORDED["single"])
+    machine = ("launcher", "threads.numba", "threads.blas")
+    assert {k: v for k, v in logged["params"].items() if k not in machine} == {
+        k: v for k, v in RECORDED["single_params"].items() if k not in machine}
+    assert logged["tags"]["mlflow.runName"] == "domain-example-oracle" and logged["tags"]["task"] == "thresholds"
+    assert logged["tags"]["git_commit"] == tracking.git_commit() == single["git_commit"]
+    assert logged["metrics"]["f_macro"] == single["f_macro"] and logged["status"] == "FINISHED"
+
+    sweep_dir = tmp_path / "sweep"
+    parent = tracking.start_sweep_parent(uri, "xmlthresh", sweep_dir, "strategy=domain beta=1,-1", "basic")
+    (sweep_dir / "mlflow_parent_run_id").write_text(parent + "\n")
+    store = tracking.read_sweep_store(str(sweep_dir))
+    assert store.experiment_id == tracking.ensure_experiment(uri, "xmlthresh") and store.source_tags["git_commit"]
+    context = {"multirun": True, "job_num": 0, "sweep_dir": str(sweep_dir), "launcher": "basic"}
+    job_cfg = compose(["strategy=domain", "dataset=counterexample", f"tracking.uri={uri}", "force=true"])
+    (sweep_dir / "0").mkdir()
+    job = run_job(job_cfg, sweep_dir / "0", resolved_yaml="x: 1\n", context=context)
+    _assert_nothing_lost(_logged(uri, job["mlflow_run_id"]), RECORDED["sweep_job"])
+    (sweep_dir / "1").mkdir()
+    with pytest.raises(ValueError, match="beta must be"):
+        run_job({**job_cfg, "beta": -1}, sweep_dir / "1", resolved_yaml="x: 1\n", context={**context, "job_num": 1})
+    failed = [run for run in tracking.runs_table(uri, "xmlthresh").itertuples() if run.status == "FAILED"]
+    assert len(failed) == 1
+    logged = _logged(uri, failed[0].run_id)
+    _assert_nothing_lost(logged, RECORDED["failed_sweep_job"])
+    assert logged["params"]["strategy"] == "domain" and logged["params"]["beta"] == "-1"  # issue 17: its params
+    assert logged["params"]["dataset"] == "counterexample" and "beta must be" in logged["tags"]["error"]
+    tracking.finish_sweep_parent(uri, parent, {"n_children": 2, "n_finished": 1, "n_failed": 1, "n_skipped": 0,
+                                               "n_resumed": 0}, failed=True)
+    _assert_nothing_lost(_logged(uri, parent), RECORDED["parent"])

@@ -37,7 +37,11 @@ def main() -> None:
         return
     from . import hydra_app, sweep
 
-    hydra_app.hydra_main()
+    try:
+        hydra_app.hydra_main()
+    except BaseException as exc:  # a sweep that stopped half-way must not leave its parent run RUNNING
+        sweep.close_unfinished_sweep(exc)
+        raise
     if sweep.last_sweep_failures:
         print(f"xmlthresh: {sweep.last_sweep_failures} job(s) of the sweep failed (see MLflow)", file=sys.stderr)
         sys.exit(1)
