@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
 
 import mlflow
+import pandas as pd
+import pytest
+
+from xmlthresh.report import load_runs, paired_differences
 
 
 def sweep(home, *overrides: str) -> subprocess.CompletedProcess:
@@ -37,8 +42,12 @@ def test_sweep_counts_failures_then_resumes_only_missing_jobs(isolated_home):
     assert again.stdout.count("already done") == 2  # domain and independent at beta=1 finished before
     table = runs(isolated_home)
     second = table[(table["tags.xmlthresh.sweep"] == "parent") & (table["run_id"] != parent["run_id"])].iloc[0]
-    assert second["metrics.n_resumed"] == 2 and second["metrics.n_children"] == 1
-    assert second["status"] == "FINISHED"
+    assert second["metrics.n_resumed"] == 2 and second["metrics.n_children"] == 3
+    assert second["metrics.n_finished"] == 1 and second["status"] == "FINISHED"
+    reused = table[(table["tags.mlflow.parentRunId"] == second["run_id"])
+                   & table["tags.xmlthresh.reused_run_id"].notna()]
+    assert sorted(reused["params.strategy"]) == ["domain", "independent"]
+    assert set(reused["tags.xmlthresh.reused_run_id"]) <= set(children["run_id"])
 
     forced = sweep(isolated_home, "strategy=domain", "dataset=counterexample", "force=true")
     assert forced.returncode == 0 and "already done" not in forced.stdout
@@ -76,3 +85,109 @@ def test_submitit_local_sweep_runs_jobs_as_separate_processes(isolated_home):
     children = table[table["tags.mlflow.parentRunId"].notna()]
     assert len(children) == 2 and set(children["status"]) == {"FINISHED"}
     assert set(children["params.launcher"]) == {"hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher"}
+
+
+def _jobs_of(table, parent_id):
+    return table[table["tags.mlflow.parentRunId"] == parent_id]
+
+
+@pytest.mark.slow
+def test_resumed_jobs_stay_in_their_sweep_and_its_report(isolated_home, real_data):
+    """Issue 14, defect 1: after an earlier run, a sweep printed 'resumed 1' and its report had no
+    domain/espgame row and no paired differences for espgame; a joblib sweep with 2 of 4 jobs resumed showed
+    one strategy. Every job must be a child of its sweep (the resumed ones pointing to the run they reuse)
+    and a row of the report, marked reused."""
+    env = {**os.environ, "XMLTHRESH_HOME": str(isolated_home)}
+    single = subprocess.run([sys.executable, "-m", "xmlthresh", "strategy=domain", "dataset=espgame"],
+                            capture_output=True, text=True, env=env, timeout=600)
+    assert single.returncode == 0, single.stderr
+    uri = f"sqlite:///{isolated_home / 'runs' / 'mlflow.db'}"
+    sweeps = [(["strategy=domain,independent,coordinate", "dataset=espgame,example"], 6, 1),
+              (["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "strategy=domain,linearization",
+                "dataset=espgame,example"], 4, 2)]
+    parents_seen = set()
+    for overrides, n_jobs, n_resumed in sweeps:
+        proc = sweep(isolated_home, *overrides)
+        assert proc.returncode == 0, proc.stderr
+        table = runs(isolated_home)
+        parent = table[(table["tags.xmlthresh.sweep"] == "parent") & ~table["run_id"].isin(parents_seen)].iloc[0]
+        parents_seen.add(parent["run_id"])
+        jobs = _jobs_of(table, parent["run_id"])
+        assert len(jobs) == n_jobs and set(jobs["status"]) == {"FINISHED"}
+        assert parent["metrics.n_children"] == n_jobs and parent["metrics.n_resumed"] == n_resumed
+        reused = jobs[jobs["tags.xmlthresh.reused_run_id"].notna()]
+        assert len(reused) == n_resumed
+        by_id = table.set_index("run_id")
+        for _, job in reused.iterrows():  # the same params and metrics as the run it reuses
+            origin = by_id.loc[job["tags.xmlthresh.reused_run_id"]]
+            assert pd.isna(origin.get("tags.xmlthresh.reused_run_id"))  # points to the run that computed it
+            for column in [c for c in table.columns if c.startswith(("params.", "metrics."))]:
+                if pd.notna(origin[column]):
+                    assert job[column] == origin[column], column
+        report = load_runs(uri, sweep=parent["run_id"])
+        assert len(report) == n_jobs and int(report["reused"].sum()) == n_resumed
+        strategies = {s.split("=")[1] for s in overrides if s.startswith("strategy=")}.pop().split(",")
+        assert set(zip(report["dataset"], report["strategy"])) == {(d, s) for d in ("espgame", "example")
+                                                                    for s in strategies}
+        differences = paired_differences(report)
+        assert set(differences["dataset"]) == {"espgame", "example"}
+    everything = load_runs(uri)  # over all runs, a reused copy is not counted twice
+    assert not everything["reused"].any() and len(everything) == 1 + 5 + 2
+
+
+@pytest.mark.slow
+def test_a_sweep_that_does_not_compose_leaves_no_running_parent(isolated_home):
+    """Issue 17: ``-m strategy=domain,nosuch`` failed at composition and its parent run stayed RUNNING."""
+    proc = sweep(isolated_home, "strategy=domain,nosuch", "dataset=counterexample")
+    assert proc.returncode == 1
+    table = runs(isolated_home)
+    assert list(table["tags.xmlthresh.sweep"]) == ["parent"] and list(table["status"]) == ["FAILED"]
+    assert table.loc[0, "tags.error"].startswith("the sweep stopped: MissingConfigException: In 'config': "
+                                                 "Could not find 'strategy/nosuch'")
+    assert table.loc[0, "metrics.n_children"] == 0
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_the_progress_line_counts_what_the_jobs_report(tmp_path, terminal):
+    """Issue 12 item 5 / issue 14: done / failed / resumed / remaining, elapsed and ETA while a sweep runs -- a
+    tqdm line on a terminal, one line per job otherwise. Jobs report from any process through files."""
+    from xmlthresh.sweep import SweepProgress, record_job_outcome
+
+    stream = _Terminal() if terminal else io.StringIO()
+    progress = SweepProgress(tmp_path, total=4, stream=stream, interval=3600)  # polled by hand below
+    for job, outcome in enumerate(["done", "failed", "resumed"]):
+        record_job_outcome(tmp_path, job, outcome)
+        progress.poll()
+    progress.close()
+    text = stream.getvalue()
+    if terminal:
+        assert "\r" in text and "3/4" in text and "done 1, failed 1, resumed 1, remaining 1" in text
+        assert "<" in text  # tqdm's elapsed<remaining time
+    else:
+        lines = text.splitlines()
+        assert len(lines) == 3 and all(line.startswith("xmlthresh: sweep ") for line in lines)
+        assert lines[-1].startswith("xmlthresh: sweep 3/4 jobs: done 1, failed 1, resumed 1, remaining 1, elapsed ")
+        assert "ETA" in lines[-1]
+
+
+def test_the_progress_line_knows_how_many_jobs_a_sweep_has():
+    from hydra import compose, initialize_config_module
+    from omegaconf import OmegaConf
+
+    from xmlthresh.config import register_resolvers
+    from xmlthresh.sweep import count_jobs
+
+    register_resolvers()
+    overrides = ["strategy=domain,independent,coordinate", "dataset=espgame,example", "beta=1"]
+    with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
+        cfg = compose(config_name="config", return_hydra_config=True)
+    OmegaConf.set_readonly(cfg, False)
+    cfg.hydra.overrides.task = overrides
+    assert count_jobs(cfg) == 6
+    cfg.hydra.sweeper.params = {"seed": "0,1"}  # an experiment preset's sweep
+    assert count_jobs(cfg) == 12

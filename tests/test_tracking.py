@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import xmlthresh
 from xmlthresh import tracking
 
@@ -86,7 +88,7 @@ def test_a_sweep_parent_counts_its_children_and_keeps_its_report(tmp_path, isola
     except RuntimeError:
         pass
     children = tracking.sweep_children(uri, parent)
-    assert sorted(children) == [("FAILED", False), ("FINISHED", False), ("FINISHED", True)]
+    assert sorted(children) == [("FAILED", False, False), ("FINISHED", False, False), ("FINISHED", True, False)]
     report = tmp_path / "comparison.md"
     report.write_text("# report\n")
     tracking.log_files_to_run(uri, parent, [report])
@@ -103,3 +105,120 @@ def _artifact_names(uri: str, run_id: str) -> list[str]:
     import mlflow
 
     return [item.path for item in mlflow.MlflowClient(uri).list_artifacts(run_id)]
+
+
+def test_a_reused_run_is_a_child_copy_of_the_run_it_reuses(tmp_path, isolated_home):
+    """A resumed sweep job (issue 14, defect 1): a FINISHED child of its sweep with the params, metrics and tags
+    of the run that computed it, pointing to that run, and a ``reused`` row of the sweep's report."""
+    from xmlthresh.report import load_runs
+
+    uri = f"sqlite:///{tmp_path / 'store.db'}"
+    with tracking.tracked_run(True, uri, "xmlthresh", run_name="domain-x", tags={tracking.CONFIG_HASH_TAG: "h"}) as t:
+        t.log_params({"strategy": "domain", "dataset": "x", "beta": 1.0})
+        t.log_metrics({"f_macro": 0.5})
+        origin = t.run_id
+    parent = tracking.start_sweep_parent(uri, "xmlthresh", tmp_path / "sweep", "strategy=domain", "basic")
+    result = tmp_path / "result.json"
+    result.write_text("{}")
+    child = tracking.log_reused_run(uri, tracking.finished_run_with_hash(uri, "xmlthresh", "h"), parent, [result])
+    again = tracking.log_reused_run(uri, child, parent)  # reusing a reused run points to the one that computed it
+    table = tracking.runs_table(uri, "xmlthresh").set_index("run_id")
+    for run in (child, again):
+        row = table.loc[run]
+        assert row["status"] == "FINISHED" and row["tags.mlflow.parentRunId"] == parent
+        assert row["tags.xmlthresh.reused_run_id"] == origin and row["tags.xmlthresh.config_hash"] == "h"
+        assert row["params.strategy"] == "domain" and row["metrics.f_macro"] == 0.5
+    assert tracking.finished_run_with_hash(uri, "xmlthresh", "h") == origin  # the oldest: the one that computed it
+    assert _artifact_names(uri, child) == ["result.json"]
+    assert sorted(tracking.sweep_children(uri, parent)) == [("FINISHED", False, True)] * 2
+    report = load_runs(uri, sweep=parent)
+    assert list(report["reused"]) == [True, True] and set(report["strategy"]) == {"domain"}
+    assert list(load_runs(uri)["run_id"]) == [origin]  # over all runs: the copies are not counted twice
+
+
+def test_runs_whose_process_is_gone_are_marked_killed(tmp_path, isolated_home):
+    """Issue 17: runs killed mid-sweep stayed RUNNING forever; the next sweep's start ends them KILLED."""
+    import mlflow
+
+    uri = f"sqlite:///{tmp_path / 'store.db'}"
+    experiment_id = tracking.ensure_experiment(uri, "exp")
+    client = mlflow.MlflowClient(uri)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = gone.stdout.strip()
+    me = tracking.process_tags()
+    cases = {"dead": {**me, tracking.PID_TAG: dead_pid, tracking.PID_START_TAG: ""},
+             "reused pid": {**me, tracking.PID_START_TAG: "1"},  # our pid, but another process's start time
+             "alive": me, "other host": {**me, tracking.PID_TAG: dead_pid, tracking.HOST_TAG: "elsewhere"},
+             "old version": {}}
+    ids = {name: client.create_run(experiment_id, run_name=name, tags=tags).info.run_id for name, tags in cases.items()}
+    ended = tracking.mark_dead_runs(uri, "exp")
+    assert sorted(ended) == sorted([ids["dead"], ids["reused pid"]])
+    for name, run_id in ids.items():
+        run = client.get_run(run_id)
+        assert run.info.status == ("KILLED" if run_id in ended else "RUNNING"), name
+    assert "ended without closing this run" in client.get_run(ids["dead"]).data.tags["error"]
+    assert tracking.mark_dead_runs(uri, "no such experiment") == []
+
+
+RECORDED = json.loads((Path(__file__).parent / "recorded_runs.json").read_text())
+
+
+def _logged(uri: str, run_id: str) -> dict:
+    import mlflow
+
+    run = mlflow.MlflowClient(uri).get_run(run_id)
+    return {"params": run.data.params, "metrics": run.data.metrics, "tags": run.data.tags,
+            "artifacts": sorted(_artifact_names(uri, run_id)), "status": run.info.status}
+
+
+def _assert_nothing_lost(logged: dict, recorded: dict) -> None:
+    for kind in ("params", "metrics", "tags", "artifacts"):
+        missing = set(recorded[kind]) - set(logged[kind])
+        if kind == "tags" and not tracking._git_state()[0]:  # code not run from a git checkout: no git tags
+            missing -= {"mlflow.source.git.branch", "mlflow.source.git.commit"}
+        assert not missing, f"{kind} logged before and lost now: {sorted(missing)}"
+
+
+@pytest.mark.slow
+def test_batched_logging_loses_nothing_of_a_recorded_run(tmp_path, isolated_home, real_data):
+    """Issue 12 item 2: one log_batch per run, the store, experiment and commit once per sweep -- and the same
+    params, metrics, tags and artifacts as runs logged through MLflow's fluent API before (recorded in
+    tests/recorded_runs.json): a single run, a finished and a failed sweep job, the sweep's parent."""
+    from xmlthresh.config import compose
+    from xmlthresh.job import run_job
+
+    uri = f"sqlite:///{tmp_path / 'store.db'}"
+    cfg = compose(["strategy=domain", "dataset=example", f"tracking.uri={uri}"])
+    (tmp_path / "single").mkdir()
+    single = run_job(cfg, tmp_path / "single", resolved_yaml="x: 1\n")
+    logged = _logged(uri, single["mlflow_run_id"])
+    _assert_nothing_lost(logged, RECORDED["single"])
+    machine = ("launcher", "threads.numba", "threads.blas")
+    assert {k: v for k, v in logged["params"].items() if k not in machine} == {
+        k: v for k, v in RECORDED["single_params"].items() if k not in machine}
+    assert logged["tags"]["mlflow.runName"] == "domain-example-oracle" and logged["tags"]["task"] == "thresholds"
+    assert logged["tags"]["git_commit"] == tracking.git_commit() == single["git_commit"]
+    assert logged["metrics"]["f_macro"] == single["f_macro"] and logged["status"] == "FINISHED"
+
+    sweep_dir = tmp_path / "sweep"
+    parent = tracking.start_sweep_parent(uri, "xmlthresh", sweep_dir, "strategy=domain beta=1,-1", "basic")
+    (sweep_dir / "mlflow_parent_run_id").write_text(parent + "\n")
+    store = tracking.read_sweep_store(str(sweep_dir))
+    assert store.experiment_id == tracking.ensure_experiment(uri, "xmlthresh") and store.source_tags["git_commit"]
+    context = {"multirun": True, "job_num": 0, "sweep_dir": str(sweep_dir), "launcher": "basic"}
+    job_cfg = compose(["strategy=domain", "dataset=counterexample", f"tracking.uri={uri}", "force=true"])
+    (sweep_dir / "0").mkdir()
+    job = run_job(job_cfg, sweep_dir / "0", resolved_yaml="x: 1\n", context=context)
+    _assert_nothing_lost(_logged(uri, job["mlflow_run_id"]), RECORDED["sweep_job"])
+    (sweep_dir / "1").mkdir()
+    with pytest.raises(ValueError, match="beta must be"):
+        run_job({**job_cfg, "beta": -1}, sweep_dir / "1", resolved_yaml="x: 1\n", context={**context, "job_num": 1})
+    failed = [run for run in tracking.runs_table(uri, "xmlthresh").itertuples() if run.status == "FAILED"]
+    assert len(failed) == 1
+    logged = _logged(uri, failed[0].run_id)
+    _assert_nothing_lost(logged, RECORDED["failed_sweep_job"])
+    assert logged["params"]["strategy"] == "domain" and logged["params"]["beta"] == "-1"  # issue 17: its params
+    assert logged["params"]["dataset"] == "counterexample" and "beta must be" in logged["tags"]["error"]
+    tracking.finish_sweep_parent(uri, parent, {"n_children": 2, "n_finished": 1, "n_failed": 1, "n_skipped": 0,
+                                               "n_resumed": 0}, failed=True)
+    _assert_nothing_lost(_logged(uri, parent), RECORDED["parent"])

@@ -21,23 +21,32 @@ from xmlthresh.tracking_store import TrackingStoreError, retry_when_locked
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: one process of the race: wait for the common start time, then one tracked run with a metric
+#: one process of the race: import what a run imports, say it is ready, wait until every racer is, then one
+#: tracked run with a metric -- so the processes hit the new store together, however long their imports take
 RACER = textwrap.dedent("""
     import sys, time
+    from pathlib import Path
+    import mlflow
     from xmlthresh.tracking import tracked_run
-    uri, start = sys.argv[1], float(sys.argv[2])
-    time.sleep(max(0.0, start - time.time()))
+    uri, barrier, n = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+    (barrier / f"ready-{sys.argv[4]}").touch()
+    deadline = time.time() + 120
+    while len(list(barrier.glob("ready-*"))) < n and time.time() < deadline:
+        time.sleep(0.005)
     with tracked_run(True, uri, "race") as tracker:
         tracker.log_metrics({"x": 1.0})
 """)
 
+#: rounds of the three-process race on a new sqlite store (issue 17's acceptance: 10; the default suite: 1)
+RACE_ROUNDS = int(os.environ.get("XMLTHRESH_RACE_ROUNDS", "1"))
 
-def _race(uri: str, n: int = 3, lead: float = 6.0) -> list[subprocess.CompletedProcess]:
-    """``n`` processes that open the store ``uri`` at the same moment (``lead`` s after launch: imports done)."""
+
+def _race(uri: str, barrier: Path, n: int = 3) -> list[subprocess.CompletedProcess]:
+    """``n`` processes that open the store ``uri`` at the same moment (a file barrier in ``barrier``)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    start = time.time() + lead
-    procs = [subprocess.Popen([sys.executable, "-c", RACER, uri, str(start)], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(n)]
+    barrier.mkdir(parents=True)
+    procs = [subprocess.Popen([sys.executable, "-c", RACER, uri, str(barrier), str(n), str(k)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(n)]
     return [subprocess.CompletedProcess(p.args, p.wait(timeout=300), *p.communicate()) for p in procs]
 
 
@@ -50,15 +59,28 @@ def _finished_runs(uri: str) -> int:
     return sum(run.info.status == "FINISHED" and run.data.metrics.get("x") == 1.0 for run in runs)
 
 
-def test_three_processes_starting_at_once_on_a_new_sqlite_store_all_succeed(tmp_path):
-    """Without the lock the losers died with 'table ... already exists' and the store stayed half-migrated."""
-    for repetition in range(3):  # the race is lost now and then only: repeat it, each time on a new store
+def _race_rounds(tmp_path: Path, rounds: int) -> None:
+    for repetition in range(rounds):  # each round on a new store
         uri = f"sqlite:///{tmp_path / f'new{repetition}.db'}"
-        results = _race(uri)
+        results = _race(uri, tmp_path / f"barrier{repetition}")
         for result in results:
             assert result.returncode == 0, result.stderr[-3000:]
         assert tracking_store.half_migrated_tables(tracking_store.sqlite_path(uri)) == []
         assert _finished_runs(uri) == 3
+
+
+def test_three_processes_starting_at_once_on_a_new_sqlite_store_all_succeed(tmp_path, mlflow_server):
+    """Without the lock the losers died with 'table ... already exists' and the store stayed half-migrated.
+    Without it the race was lost in most rounds (2 of 3 stores broken), so one round of processes released
+    together by a barrier catches it; the issue's 10 rounds: the slow test below."""
+    _race_rounds(tmp_path, 1)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(RACE_ROUNDS < 2, reason="set XMLTHRESH_RACE_ROUNDS=10 for issue 17's 10 rounds of the race")
+def test_the_race_repeated_on_new_stores(tmp_path):
+    """Issue 17's acceptance: the three-process race repeated on new stores: 3 runs recorded each time."""
+    _race_rounds(tmp_path, RACE_ROUNDS)
 
 
 def test_a_half_migrated_store_is_reported_with_what_to_do(tmp_path):
@@ -154,33 +176,42 @@ def test_the_cli_says_it_in_one_line_and_a_sweep_launches_no_job(isolated_home, 
     assert "Launching" not in proc.stdout + proc.stderr
 
 
-def test_three_processes_share_a_tracking_server(tmp_path):
-    """The store for many nodes: an MLflow tracking server (``mlflow server``); the same race through it."""
+@pytest.fixture(scope="module")
+def mlflow_server(tmp_path_factory):
+    """A local ``mlflow server``, started when the module's first test asks for it (the sqlite race) so
+    that its start-up (~20 s of CPU-light waiting) overlaps that test; stopped after the module."""
     import signal
-    import urllib.request
 
+    root = tmp_path_factory.mktemp("server")
     port = _free_port()
     mlflow_cli = Path(sys.executable).parent / "mlflow"
     server = subprocess.Popen(
-        [str(mlflow_cli), "server", "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
-         "--default-artifact-root", (tmp_path / "artifacts").as_uri(), "--host", "127.0.0.1", "--port", str(port),
+        [str(mlflow_cli), "server", "--backend-store-uri", f"sqlite:///{root / 'server.db'}",
+         "--default-artifact-root", (root / "artifacts").as_uri(), "--host", "127.0.0.1", "--port", str(port),
          "--workers", "1"],
         env={**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True)
-    uri = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                urllib.request.urlopen(f"{uri}/health", timeout=5).close()
-                break
-            except OSError:
-                assert server.poll() is None, "mlflow server exited"
-                assert time.monotonic() < deadline, "mlflow server did not come up within 180 s"
-                time.sleep(0.5)
-        for result in _race(uri):
-            assert result.returncode == 0, result.stderr[-3000:]
-        assert _finished_runs(uri) == 3
+        yield server, f"http://127.0.0.1:{port}"
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
+
+
+def test_three_processes_share_a_tracking_server(tmp_path, mlflow_server):
+    """The store for many nodes: an MLflow tracking server (``mlflow server``); the same race through it."""
+    import urllib.request
+
+    server, uri = mlflow_server
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            urllib.request.urlopen(f"{uri}/health", timeout=5).close()
+            break
+        except OSError:
+            assert server.poll() is None, "mlflow server exited"
+            assert time.monotonic() < deadline, "mlflow server did not come up within 180 s"
+            time.sleep(0.2)
+    for result in _race(uri, tmp_path / "barrier"):
+        assert result.returncode == 0, result.stderr[-3000:]
+    assert _finished_runs(uri) == 3

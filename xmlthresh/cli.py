@@ -51,10 +51,14 @@ def main() -> None:
         return
     from . import hydra_app, sweep
 
-    if shows_job_config(sys.argv[1:]):
-        _show_job_config(hydra_app.run)
-        return
-    hydra_app.run()
+    try:
+        if shows_job_config(sys.argv[1:]):
+            _show_job_config(hydra_app.run)
+            return
+        hydra_app.run()
+    except BaseException as exc:  # a sweep that stopped half-way must not leave its parent run RUNNING
+        sweep.close_unfinished_sweep(exc)
+        raise
     if sweep.last_sweep_failures:
         print(f"xmlthresh: {sweep.last_sweep_failures} job(s) of the sweep failed (see MLflow)", file=sys.stderr)
         sys.exit(1)

@@ -151,7 +151,7 @@ register_resolvers()
 def hydra_main(cfg: DictConfig) -> float | None:
     """One job of a run or of a sweep (Hydra calls it with the composed config)."""
     from .job import run_job, summary  # heavy imports after Hydra parsed the command line
-    from .sweep import job_context
+    from .sweep import job_context, record_job_outcome
 
     register_resolvers()
     run_dir = Path(HydraConfig.get().runtime.output_dir)
@@ -167,11 +167,15 @@ def hydra_main(cfg: DictConfig) -> float | None:
             else:
                 log.exception("job %s failed", context.get("job_num"))
             print(f"xmlthresh: job {context.get('job_num')} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            record_job_outcome(context["sweep_dir"], context["job_num"], "failed")
             return None
         if isinstance(exc, user_errors()):
             print(f"xmlthresh: error: {exc}", file=sys.stderr)
             sys.exit(1)
         raise
     print(summary(result))
+    if context.get("multirun"):  # for the launching terminal's progress line
+        outcome = "resumed" if result.get("resumed_from") else "done"
+        record_job_outcome(context["sweep_dir"], context["job_num"], outcome)
     headline = result.get("rel_loss_approx") if result.get("task") == "cde" else result.get("f_macro")
     return None if result.get("skipped") or headline is None else float(headline)

@@ -17,7 +17,8 @@ from .files import write_json_atomic
 from . import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
 from .registry import ConfigError
 from .sweep import mark_resumed, parent_run_id
-from .tracking import CONFIG_HASH_TAG, config_hash, finished_run_with_hash, git_commit, numeric_metrics, tracked_run
+from .tracking import (CONFIG_HASH_TAG, OVERRIDES_TAG, config_hash, finished_run_with_hash, flatten, git_commit,
+                       numeric_metrics, read_sweep_store, tracked_run)
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,8 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
         if resumed is not None:
             return resumed
     parent = parent_run_id(context["sweep_dir"]) if context.get("multirun") else None
+    # the store, experiment and commit the sweep's launcher found once (None outside a tracked sweep)
+    sweep_store = read_sweep_store(str(context["sweep_dir"])) if context.get("multirun") else None
 
     with tracked_run(
         enabled=enabled,
@@ -58,12 +61,17 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
         experiment=experiment,
         run_name=_run_name(cfg, task),
         parent_run_id=parent,
-        tags={CONFIG_HASH_TAG: digest, "task": task},
+        # the job's overrides name it from the start: a run killed before its params were written says which
+        tags={CONFIG_HASH_TAG: digest, "task": task,
+              **({OVERRIDES_TAG: context["overrides"][:5000]} if context.get("overrides") else {})},
+        failure_params=config_params(cfg, task),
+        sweep=sweep_store,
     ) as tracker:
         if resolved_yaml:
             tracker.log_text(resolved_yaml, "config.yaml")
-        base = {"task": task, "version": __version__, "git_commit": git_commit(), "mlflow_run_id": tracker.run_id,
-                "run_dir": str(run_dir)}
+        commit = sweep_store.source_tags.get("git_commit") if sweep_store else None
+        base = {"task": task, "version": __version__, "git_commit": commit or git_commit(),
+                "mlflow_run_id": tracker.run_id, "run_dir": str(run_dir)}
         draw = draws_pictures(cfg.get("plots", "auto"), context)
         result_path = run_dir / "result.json"
         with files_as_one_unit(run_dir):
@@ -83,6 +91,27 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
         for path in drawn:
             tracker.log_artifact(path)
     return result
+
+
+def config_params(cfg: Mapping[str, Any], task: str) -> dict[str, Any]:
+    """The params a job logs, as its config states them (a job that fails before logging its own -- a bad
+    ``beta``, an unknown option -- is logged with these, so a failed sweep job says in MLflow what it was)."""
+    def options(group: str, drop: tuple[str, ...] = ("name",)) -> dict[str, Any]:
+        section = cfg.get(group) or {}
+        return flatten({k: v for k, v in section.items() if k not in drop}, f"{group}.") if isinstance(
+            section, Mapping) else {}
+
+    def name(group: str) -> Any:
+        section = cfg.get(group) or {}
+        return section.get("name", section.get("loader")) if isinstance(section, Mapping) else section
+
+    if task == "cde":
+        return {"estimator": name("estimator"), "cde_dataset": name("cde_dataset"), "seed": cfg.get("seed"),
+                **options("estimator"), **options("cde_dataset")}
+    return {"strategy": name("strategy"), "dataset": name("dataset"), "beta": cfg.get("beta"),
+            "protocol": name("protocol") or "oracle", "seed": cfg.get("seed"), **options("protocol"),
+            **options("strategy"), **options("dataset", drop=()),
+            **({"ranker": name("ranker"), **options("ranker")} if cfg.get("ranker") else {})}
 
 
 def draws_pictures(plots: Any, context: Mapping[str, Any]) -> bool:
@@ -141,7 +170,7 @@ def _resumed(run_id: str, run_dir: Path, context: Mapping[str, Any], uri: str | 
     (None when the earlier result cannot be read: then the job runs again)."""
     import json
 
-    from .tracking import download_result
+    from .tracking import download_result, log_reused_run
 
     try:
         local = download_result(run_id, run_dir, uri)
@@ -150,9 +179,12 @@ def _resumed(run_id: str, run_dir: Path, context: Mapping[str, Any], uri: str | 
         return None
     result = {**json.loads(Path(local).read_text()), "resumed_from": run_id, "run_dir": str(run_dir)}
     write_json_atomic(run_dir / "result.json", result)
+    # the job is a child of this sweep like any other, pointing to the run it reuses (report: reused)
+    child = log_reused_run(uri, run_id, parent_run_id(context["sweep_dir"]), files=[run_dir / "result.json"],
+                           extra_tags={OVERRIDES_TAG: context["overrides"]} if context.get("overrides") else None)
     mark_resumed(context["sweep_dir"], int(context.get("job_num", 0)), run_id)
-    log.info("already finished as run %s (force=true runs it again)", run_id)
-    return result
+    log.info("already finished as run %s, reused as run %s (force=true runs it again)", run_id, child)
+    return {**result, "reused_as": child}
 
 
 def summary(result: Mapping[str, Any]) -> str:

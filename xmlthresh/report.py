@@ -52,7 +52,9 @@ def _is_seed(param: str) -> bool:
 
 def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str | None = None,
               latest_sweep: bool = False, metrics: Sequence[str] = ()) -> pd.DataFrame:
-    """One row per finished, non-skipped job run: its keys (params) and metrics.
+    """One row per finished, non-skipped job run: its keys (params) and metrics, its ``run_id`` and whether it
+    is ``reused`` (a resumed sweep job: a child of the sweep that reuses an earlier run's result, tagged
+    ``xmlthresh.reused_run_id``; without ``sweep`` such copies are left out, the runs they copy are there).
 
     Besides dataset, protocol, strategy and beta, every other param that varies among the selected runs
     (e.g. ``dataset.first_n_labels`` or ``strategy.n_angles`` in a sweep) becomes a key column;
@@ -66,8 +68,11 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
         parents = runs[runs["tags.xmlthresh.sweep"] == "parent"].sort_values("start_time")
         if not parents.empty:
             sweep = parents.iloc[-1]["run_id"]
+    reused_col = "tags.xmlthresh.reused_run_id"  # a sweep job that reuses an earlier run's result (resumed)
     if sweep is not None:
         runs = runs[runs.get(parent_col) == sweep] if parent_col in runs else runs.iloc[0:0]
+    elif reused_col in runs:  # over all runs a reused one is a copy of a run already counted
+        runs = runs[runs[reused_col].isna()]
     runs = runs[runs["status"] == "FINISHED"]
     task = "cde" if "tags.task" in runs and (runs["tags.task"] == "cde").any() and not (
         runs["tags.task"].fillna("thresholds") == "thresholds").any() else "thresholds"
@@ -98,6 +103,7 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
     ranker = "ranker" not in swept and "params.ranker" in runs and runs["params.ranker"].notna().any()
     if ranker:  # the first-stage ranker of feature data sets (one per sweep unless swept): a key to show
         table.insert(table.columns.get_loc("beta"), "ranker", runs["params.ranker"])
+    table["reused"] = runs[reused_col].notna() if reused_col in runs else False
     table = table.reset_index(drop=True)
     table.attrs["keys"] = (KEYS[:3] + (["kind"] if "kind" in table else []) + (["ranker"] if ranker else [])
                            + KEYS[3:] + sorted(swept))

@@ -6,6 +6,11 @@ sweep job (:func:`finished_run_with_hash`, :func:`download_result`), a sweep's p
 (:func:`start_sweep_parent`, :func:`sweep_children`, :func:`finish_sweep_parent`, :func:`log_files_to_run`)
 and the runs a report compares (:func:`runs_table`).
 
+A run costs few store transactions: it is created with its tags (also its process id and host, so that
+:func:`mark_dead_runs` can end a run whose process was killed), its params, metrics and tags are written
+in one ``log_batch`` when it ends, and in a sweep the launching process opens the store, finds the
+experiment and asks git for the commit once (:class:`SweepStore`, read by every job from the sweep dir).
+
 Runs go to a sqlite store (default ``<project>/runs/mlflow.db``; MLflow 3 refuses the plain file store)
 with artifacts under ``<project>/runs/mlartifacts``. The experiment is created with an explicit artifact
 location so every process (also parallel sweep workers) writes to the same place.
@@ -13,11 +18,13 @@ location so every process (also parallel sweep workers) writes to the same place
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import math
 import os
+import socket
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,21 +54,78 @@ def artifact_root_for(uri: str) -> str | None:
     return None  # a tracking server decides itself
 
 
+@functools.cache  # one process runs one version of the code: ask git once, not per run of a sweep
 def git_commit() -> str:
     """Commit of the source checkout the code runs from (with ``-dirty`` for uncommitted changes), or
     ``unknown`` for an installed package (its version tag says what ran; the current directory's repository,
     if any, is the user's, not the code's)."""
+    commit, _, dirty = _git_state()
+    return commit + ("-dirty" if dirty else "") if commit else "unknown"
+
+
+@functools.cache
+def _git_state() -> tuple[str, str, bool]:
+    """(commit, branch, uncommitted changes) of the source checkout; ("", "", False) without one."""
     root = source_checkout()
     if root is None:
-        return "unknown"
+        return "", "", False
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10,
+                              check=True).stdout.strip()
+
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        commit = git("rev-parse", "HEAD")
+        branch = git("rev-parse", "--abbrev-ref", "HEAD")
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return commit + ("-dirty" if dirty else "")
+        return "", "", False
+    return commit, branch, dirty
+
+
+@functools.cache
+def source_tags() -> dict[str, str]:
+    """The tags MLflow's fluent ``start_run`` adds from the run's context (``mlflow.user``,
+    ``mlflow.source.name``/``type``/``git.commit``/``git.branch``) plus ``git_commit``: resolved once per
+    process (MLflow asks git for every run), and once per sweep when the launcher hands them to its jobs.
+    The git tags describe the code's source checkout, as ``git_commit`` does (none for an installed package)."""
+    from mlflow.tracking.context.git_context import GitRunContext
+    from mlflow.tracking.context.registry import resolve_tags
+
+    tags = {k: str(v) for k, v in resolve_tags({}, ignore=[GitRunContext]).items()}
+    commit, branch, _ = _git_state()  # the code's checkout (MLflow's looks at sys.argv[0]'s directory)
+    if commit:
+        tags.update({"mlflow.source.git.commit": commit, "mlflow.source.git.branch": branch})
+    return {**tags, "git_commit": git_commit()}
+
+
+class SweepStore(NamedTuple):
+    """What a sweep's launching process found once for all its jobs (``<sweep dir>/mlflow_sweep.json``): the
+    store, the experiment's id, and the source tags with the commit."""
+
+    uri: str
+    experiment: str
+    experiment_id: str
+    source_tags: dict[str, str]
+
+
+SWEEP_STORE_FILE = "mlflow_sweep.json"
+
+
+def write_sweep_store(sweep_dir: Path, store: SweepStore) -> None:
+    from .files import write_text_atomic
+
+    write_text_atomic(Path(sweep_dir) / SWEEP_STORE_FILE, json.dumps(store._asdict(), indent=1) + "\n")
+
+
+@functools.lru_cache(maxsize=16)
+def read_sweep_store(sweep_dir: str) -> SweepStore | None:
+    """The sweep's :class:`SweepStore`, read once per process (None when the launcher wrote none)."""
+    path = Path(sweep_dir) / SWEEP_STORE_FILE
+    try:
+        return SweepStore(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -90,39 +154,61 @@ def numeric_metrics(result: Mapping[str, Any], exclude: tuple[str, ...] = ()) ->
 
 
 class Tracker:
-    """Logs one run; use :func:`tracked_run` to get one. A disabled tracker does nothing. Writes that SQLite
-    refuses with "database is locked" (other runs writing the same store) are retried."""
+    """Logs one run; use :func:`tracked_run` to get one. A disabled tracker does nothing.
 
-    def __init__(self, mlflow_module: Any | None) -> None:
-        self._mlflow = mlflow_module
+    Params, metrics and tags are collected and written in one ``log_batch`` when the run ends (a run of a
+    sweep job used to make ~8 separate store transactions for them); artifacts are copied at once. Writes
+    that SQLite refuses with "database is locked" (other runs writing the same store) are retried."""
+
+    def __init__(self, client: Any | None, run_id: str | None = None) -> None:
+        self._client = client
+        self._run_id = run_id
+        self.logged_params: set[str] = set()
+        self._params: dict[str, str] = {}
+        self._metrics: dict[str, float] = {}
+        self._tags: dict[str, str] = {}
 
     @property
     def run_id(self) -> str | None:
-        if self._mlflow is None:
-            return None
-        active = self._mlflow.active_run()
-        return active.info.run_id if active else None
+        return self._run_id
 
     def log_params(self, params: Mapping[str, Any]) -> None:
-        if self._mlflow is not None:
+        if self._client is not None:
             clean = {k: ("null" if v is None else str(v)[:_MAX_PARAM_LENGTH]) for k, v in params.items()}
-            retry_when_locked(lambda: self._mlflow.log_params(clean), "logging params")
+            self._params.update(clean)
+            self.logged_params.update(clean)
 
     def log_metrics(self, metrics: Mapping[str, float]) -> None:
-        if self._mlflow is not None and metrics:
-            retry_when_locked(lambda: self._mlflow.log_metrics(dict(metrics)), "logging metrics")
+        if self._client is not None:
+            self._metrics.update({k: float(v) for k, v in metrics.items()})
 
     def set_tags(self, tags: Mapping[str, Any]) -> None:
-        if self._mlflow is not None:
-            retry_when_locked(lambda: self._mlflow.set_tags({k: str(v) for k, v in tags.items()}), "setting tags")
+        if self._client is not None:
+            self._tags.update({k: str(v) for k, v in tags.items()})
 
     def log_artifact(self, path: Path) -> None:
-        if self._mlflow is not None:
-            self._mlflow.log_artifact(str(path))
+        if self._client is not None:
+            self._client.log_artifact(self._run_id, str(path))
 
     def log_text(self, text: str, name: str) -> None:
-        if self._mlflow is not None:
-            self._mlflow.log_text(text, name)
+        if self._client is not None:
+            self._client.log_text(self._run_id, text, name)
+
+    def flush(self) -> None:
+        """Write the collected params, metrics and tags in one batch (MLflow splits it at its size limits)."""
+        if self._client is None or not (self._params or self._metrics or self._tags):
+            return
+        import time
+
+        from mlflow.entities import Metric, Param, RunTag
+
+        now = int(time.time() * 1000)
+        metrics = [Metric(key, value, now, 0) for key, value in self._metrics.items()]
+        params = [Param(key, value) for key, value in self._params.items()]
+        tags = [RunTag(key, value) for key, value in self._tags.items()]
+        retry_when_locked(lambda: self._client.log_batch(self._run_id, metrics=metrics, params=params, tags=tags),
+                          "logging the run")
+        self._params, self._metrics, self._tags = {}, {}, {}
 
 
 #: stores this process has checked and opened (created and migrated when new) -- once per process
@@ -172,7 +258,70 @@ def ensure_experiment(uri: str, name: str) -> str:
         return retry_when_locked(get_or_create, f"experiment {name!r} in {uri}")
 
 
+#: tags naming the process that owns a RUNNING run, so that a later sweep can tell a run whose process is gone
+PID_TAG, HOST_TAG, PID_START_TAG = "xmlthresh.pid", "xmlthresh.host", "xmlthresh.pid_start"
+
+
+def process_tags() -> dict[str, str]:
+    """This process's id, host name and start time (``/proc/<pid>/stat``, empty elsewhere; it tells a reused
+    pid from the run's own process): tagged on every run when it starts."""
+    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname(), PID_START_TAG: _process_start(os.getpid())}
+
+
+def _process_start(pid: int) -> str:
+    """Start time of process ``pid`` in clock ticks since boot (field 22 of /proc/<pid>/stat), '' if unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return ""
+    return fields[19] if len(fields) > 19 and fields[0] != "Z" else "zombie"
+
+
+def process_alive(pid: int, started: str = "") -> bool:
+    """Whether process ``pid`` of this host still runs and is the one that started at ``started`` (a pid
+    the system gave to a new process since, or a zombie, is gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        pass
+    now = _process_start(pid)
+    return now != "zombie" and not (started and now and now != started)
+
+
+def mark_dead_runs(uri: str | None, experiment: str) -> list[str]:
+    """End as KILLED (with an ``error`` tag saying why) every RUNNING run of ``experiment`` whose process, on
+    this host, is gone -- a job or a sweep killed with SIGKILL, a worker the OS killed for memory: nothing
+    could close its run, and it would stay RUNNING forever. Runs of other hosts, and runs without the
+    process tags (logged by older versions), are left alone. Returns the ids of the runs it ended."""
+    import mlflow
+
+    uri = open_store(uri)
+    client = mlflow.MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        return []
+    running = retry_when_locked(lambda: client.search_runs([found.experiment_id], "attributes.status = 'RUNNING'",
+                                                           max_results=50_000), "looking up running runs")
+    host, ended = socket.gethostname(), []
+    for run in running:
+        tags = run.data.tags
+        pid = tags.get(PID_TAG, "")
+        if tags.get(HOST_TAG) != host or not pid.isdigit() or process_alive(int(pid), tags.get(PID_START_TAG, "")):
+            continue
+        run_id = run.info.run_id
+        message = (f"process {pid} on {host} ended without closing this run (killed?); marked KILLED when a "
+                   "later sweep started on this store")
+        retry_when_locked(lambda: client.set_tag(run_id, "error", message), "tagging a dead run")
+        retry_when_locked(lambda: client.set_terminated(run_id, status="KILLED"), "ending a dead run")
+        ended.append(run_id)
+    return ended
+
+
 CONFIG_HASH_TAG = "xmlthresh.config_hash"
+#: the command-line overrides of a job (``strategy=domain dataset=espgame``), tagged when its run starts
+OVERRIDES_TAG = "xmlthresh.overrides"
 
 
 def config_hash(cfg: Mapping[str, Any], ignore: tuple[str, ...] = ("hydra", "tracking", "force", "warm_up")) -> str:
@@ -193,9 +342,51 @@ def finished_run_with_hash(uri: str | None, experiment: str, digest: str) -> str
     runs = client.search_runs(
         [found.experiment_id],
         filter_string=f"tags.`{CONFIG_HASH_TAG}` = '{digest}' and attributes.status = 'FINISHED'",
-        max_results=1,
+        max_results=1, order_by=["attributes.start_time ASC"],  # the run that computed it comes first
     )
     return runs[0].info.run_id if runs else None
+
+
+#: tag of a sweep job's child run that reuses the result of an earlier run (the id of the run that computed it)
+REUSED_TAG = "xmlthresh.reused_run_id"
+#: tags of the reused run that describe that run itself, not the result the new child shares
+_OWN_TAGS = ("mlflow.parentRunId", "mlflow.runName", "mlflow.note.content", "xmlthresh.pid", "xmlthresh.host",
+             "xmlthresh.pid_start", "xmlthresh.overrides")
+
+
+def log_reused_run(uri: str | None, reused: str, parent_run_id: str | None, files: Iterable[Path] = (),
+                   extra_tags: Mapping[str, Any] | None = None) -> str:
+    """A FINISHED child run of the sweep ``parent_run_id`` for a job whose configuration already finished as
+    run ``reused``: the same params, metrics and tags, the tag :data:`REUSED_TAG` naming the run that
+    computed the result, and ``files`` (the job's copied result.json) as artifacts. So a resumed job is one
+    child of its sweep like any other (the report shows it, marked reused) instead of a silent gap.
+    Returns the new run's id."""
+    import time
+
+    from mlflow.entities import Metric, Param, RunTag
+
+    uri = open_store(uri)
+    import mlflow
+
+    client = mlflow.MlflowClient(uri)
+    origin = retry_when_locked(lambda: client.get_run(reused), f"reading run {reused}")
+    computed_by = origin.data.tags.get(REUSED_TAG, reused)  # a reused run's result came from its own origin
+    tags = {key: value for key, value in origin.data.tags.items() if key not in _OWN_TAGS}
+    tags.update({REUSED_TAG: computed_by, **{k: str(v) for k, v in (extra_tags or {}).items()},
+                 "mlflow.note.content": f"reuses run {computed_by}: the same configuration finished there"})
+    if parent_run_id:
+        tags["mlflow.parentRunId"] = parent_run_id
+    run = retry_when_locked(lambda: client.create_run(origin.info.experiment_id, run_name=origin.info.run_name,
+                                                      tags=tags), "creating the reused job's run")
+    run_id = run.info.run_id
+    now = int(time.time() * 1000)
+    metrics = [Metric(key, value, now, 0) for key, value in origin.data.metrics.items()]
+    params = [Param(key, value) for key, value in origin.data.params.items()]
+    retry_when_locked(lambda: client.log_batch(run_id, metrics=metrics, params=params), "logging the reused run")
+    for path in files:
+        client.log_artifact(run_id, str(path))
+    retry_when_locked(lambda: client.set_terminated(run_id, status="FINISHED"), "ending the reused run")
+    return run_id
 
 
 RESULT_ARTIFACT = "result.json"
@@ -219,23 +410,28 @@ def start_sweep_parent(uri: str | None, experiment: str, sweep_dir: Path, argume
     command-line ``arguments`` and the Hydra ``launcher`` as params."""
     import mlflow
 
+    from mlflow.entities import Param
+
     uri = uri or default_tracking_uri()
     experiment_id = ensure_experiment(uri, experiment)
     client = mlflow.MlflowClient(uri)
     tags = {"xmlthresh.sweep": "parent", "sweep_dir": str(sweep_dir), "git_commit": git_commit(),
-            "mlflow.note.content": f"python -m xmlthresh -m {arguments}"}
+            "mlflow.note.content": f"python -m xmlthresh -m {arguments}", **process_tags()}
     run = retry_when_locked(lambda: client.create_run(experiment_id, run_name=f"sweep {sweep_dir.name}", tags=tags),
                             "creating the sweep's parent run")
-    client.log_param(run.info.run_id, "arguments", arguments[:_MAX_PARAM_LENGTH])
-    client.log_param(run.info.run_id, "launcher", launcher)
+    params = [Param("arguments", arguments[:_MAX_PARAM_LENGTH]), Param("launcher", launcher)]
+    retry_when_locked(lambda: client.log_batch(run.info.run_id, params=params), "logging the sweep's params")
+    write_sweep_store(sweep_dir, SweepStore(uri, experiment, experiment_id, source_tags()))
     return run.info.run_id
 
 
 class ChildRun(NamedTuple):
-    """What the end of a sweep needs to know of one job's run: its MLflow status and whether it skipped."""
+    """What the end of a sweep needs to know of one job's run: its MLflow status, whether it skipped, and
+    whether it reuses an earlier run's result (a resumed job)."""
 
     status: str
     skipped: bool
+    reused: bool = False
 
 
 def sweep_children(uri: str | None, parent: str) -> list[ChildRun]:
@@ -246,17 +442,26 @@ def sweep_children(uri: str | None, parent: str) -> list[ChildRun]:
     experiment_id = client.get_run(parent).info.experiment_id
     children = client.search_runs([experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{parent}'",
                                   max_results=50_000)
-    return [ChildRun(child.info.status, "skipped" in child.data.tags) for child in children]
+    return [ChildRun(child.info.status, "skipped" in child.data.tags, REUSED_TAG in child.data.tags)
+            for child in children]
 
 
-def finish_sweep_parent(uri: str | None, parent: str, counts: Mapping[str, int], failed: bool) -> None:
-    """Log the sweep's ``counts`` as metrics of its parent run and end it FAILED or FINISHED."""
+def finish_sweep_parent(uri: str | None, parent: str, counts: Mapping[str, int], failed: bool,
+                        error: str | None = None, status: str | None = None) -> None:
+    """Log the sweep's ``counts`` as metrics of its parent run and end it FAILED or FINISHED (or ``status``),
+    with an ``error`` tag when the sweep itself failed (a config that does not compose, a worker killed)."""
+    import time
+
     import mlflow
+    from mlflow.entities import Metric, RunTag
 
     client = mlflow.MlflowClient(uri or default_tracking_uri())
-    for key, value in counts.items():
-        client.log_metric(parent, key, value)
-    client.set_terminated(parent, status="FAILED" if failed else "FINISHED")
+    now = int(time.time() * 1000)
+    tags = [RunTag("error", error[:5000])] if error else []
+    retry_when_locked(lambda: client.log_batch(parent, metrics=[Metric(k, float(v), now, 0) for k, v in counts.items()],
+                                               tags=tags), "logging the sweep's counts")
+    retry_when_locked(lambda: client.set_terminated(parent, status=status or ("FAILED" if failed else "FINISHED")),
+                      "ending the sweep's parent run")
 
 
 def log_files_to_run(uri: str | None, run_id: str, paths: Iterable[Path]) -> None:
@@ -285,39 +490,58 @@ def tracked_run(
     run_name: str | None = None,
     parent_run_id: str | None = None,
     tags: Mapping[str, Any] | None = None,
+    failure_params: Mapping[str, Any] | None = None,
+    sweep: "SweepStore | None" = None,
 ) -> Iterator[Tracker]:
-    """An MLflow run for the duration of the block; an exception marks it FAILED (and is re-raised).
+    """An MLflow run for the duration of the block; an exception marks it FAILED with an ``error`` tag (and
+    is re-raised).
 
     ``parent_run_id`` makes it a child of a sweep's parent run (created by another process).
+    ``failure_params`` (the params the job would log, read from its config) are logged when the block fails
+    before logging them itself -- a job refused for a bad parameter still says in MLflow what it was.
+    ``sweep`` (:func:`read_sweep_store`: what the sweep's launching process found once) spares the job
+    opening the store, looking up the experiment and asking git for the commit.
     """
     if not enabled:
         yield Tracker(None)
         return
     uri = uri or default_tracking_uri()
-    experiment_id = ensure_experiment(uri, experiment)  # checks the store first
+    if sweep is not None and sweep.uri == uri and sweep.experiment == experiment:
+        experiment_id, source = sweep.experiment_id, sweep.source_tags
+    else:
+        experiment_id = ensure_experiment(uri, experiment)  # checks the store first
+        source = source_tags()
     import mlflow
 
     _quiet_mlflow_logging()
-
-    run_tags = {"git_commit": git_commit(), "xmlthresh_version": __version__, **(tags or {})}
+    client = mlflow.MlflowClient(uri)
+    run_tags = {**source, "xmlthresh_version": __version__, **process_tags(), **(tags or {})}
+    if run_name:
+        run_tags["mlflow.runName"] = run_name
     if parent_run_id:
         run_tags["mlflow.parentRunId"] = parent_run_id
-    run = retry_when_locked(lambda: mlflow.start_run(experiment_id=experiment_id, run_name=run_name,
-                                                     tags={k: str(v) for k, v in run_tags.items()}),
+    run = retry_when_locked(lambda: client.create_run(experiment_id, run_name=run_name,
+                                                      tags={k: str(v) for k, v in run_tags.items()}),
                             f"starting a run in {uri}")
-    tracker = Tracker(mlflow)
+    run_id = run.info.run_id
+    tracker = Tracker(client, run_id)
     try:
         yield tracker
     except BaseException as exc:
         try:
+            missing = {k: v for k, v in (failure_params or {}).items() if k not in tracker.logged_params}
+            if missing:
+                tracker.log_params(missing)
             tracker.set_tags({"error": f"{type(exc).__name__}: {exc}"[:5000]})
+            tracker.flush()
         finally:
-            retry_when_locked(lambda: mlflow.end_run(status="FAILED"), "ending the run")
+            retry_when_locked(lambda: client.set_terminated(run_id, status="FAILED"), "ending the run")
         raise
     else:
-        retry_when_locked(lambda: mlflow.end_run(status="FINISHED"), "ending the run")
+        tracker.flush()
+        retry_when_locked(lambda: client.set_terminated(run_id, status="FINISHED"), "ending the run")
     finally:
-        log.debug("mlflow run %s ended", run.info.run_id)
+        log.debug("mlflow run %s ended", run_id)
 
 
 def _quiet_mlflow_logging() -> None:
