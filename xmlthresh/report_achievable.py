@@ -128,12 +128,9 @@ def achievable_figures(runs: pd.DataFrame, run_data) -> list[Any]:
 
 def mlflow_run_data(uri: str | None):
     """``run_data(run_id)`` for :func:`achievable_figures`: a run's (params, metrics) from the store ``uri``."""
-    from .tracking import default_tracking_uri
+    from .tracking import run_params_and_metrics
 
     def run_data(run_id: str) -> tuple[dict[str, str], dict[str, float]]:
-        import mlflow
-
-        data = mlflow.MlflowClient(uri or default_tracking_uri()).get_run(run_id).data
-        return dict(data.params), dict(data.metrics)
+        return run_params_and_metrics(uri, run_id)
 
     return run_data

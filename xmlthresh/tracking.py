@@ -473,6 +473,14 @@ def log_files_to_run(uri: str | None, run_id: str, paths: Iterable[Path]) -> Non
         client.log_artifact(run_id, str(path))
 
 
+def run_params_and_metrics(uri: str | None, run_id: str) -> tuple[dict[str, str], dict[str, float]]:
+    """A run's params and latest metrics from the store ``uri`` (the report rebuilds a run's data set from them)."""
+    import mlflow
+
+    data = mlflow.MlflowClient(uri or default_tracking_uri()).get_run(run_id).data
+    return dict(data.params), dict(data.metrics)
+
+
 def runs_table(uri: str | None, experiment: str) -> "pd.DataFrame":
     """Every run of ``experiment`` in the store ``uri`` as MLflow's search table: one row per run, columns
     ``run_id``, ``status``, ``start_time`` and ``params.*``, ``metrics.*``, ``tags.*`` (empty when none)."""
