@@ -58,10 +58,24 @@ def console() -> None:
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
     logging.shutdown()
+    stop_worker_pools()
     atexit._run_exitfuncs()  # what the interpreter would run first; the rest of its finalization is skipped
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def stop_worker_pools() -> None:
+    """Shut down joblib's reusable loky pool (the joblib launcher's workers), if one was started.
+
+    The interpreter would do it in ``threading._shutdown`` before the exit handlers; :func:`console` runs the
+    exit handlers itself, and multiprocessing's handler joins every child process, so idle loky workers
+    (which stop only after their 300 s idle timeout) kept every joblib sweep alive 5 minutes after its
+    report (measured: a 2-job sweep 341 s instead of 36 s)."""
+    module = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(module, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True)
 
 
 EXAMPLES = (

@@ -36,3 +36,17 @@ def test_bad_names_and_parameters_are_one_clear_error(override, expected, isolat
         group = expected.split("'")[1].split("/")[0]
         assert f"Available options in '{group}'" in proc.stderr
         assert {"estimator": "\tnnkcde", "cde_dataset": "\tsurd"}[group] in proc.stderr
+
+
+def test_the_process_ends_soon_after_a_joblib_sweep_with_idle_workers():
+    """console() runs the exit handlers itself; with the joblib launcher's loky workers still alive,
+    multiprocessing's handler used to wait for their 300 s idle timeout (every joblib sweep ended 5 min late)."""
+    code = ("import sys, time\n"
+            "from joblib import Parallel, delayed\n"
+            "Parallel(n_jobs=2, backend='loky')(delayed(int)(1) for _ in range(4))  # as the joblib launcher\n"
+            "sys.argv = ['xmlthresh', '--help']\n"
+            "from xmlthresh.cli import console\n"
+            "console()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Usage: xmlthresh" in proc.stdout
