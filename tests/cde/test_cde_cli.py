@@ -38,6 +38,7 @@ def test_bad_names_and_parameters_are_one_clear_error(override, expected, isolat
         assert {"estimator": "\tnnkcde", "cde_dataset": "\tsurd"}[group] in proc.stderr
 
 
+@pytest.mark.slow  # a Python start with joblib and a 2-worker pool: about 5 s
 def test_the_process_ends_soon_after_a_joblib_sweep_with_idle_workers():
     """console() runs the exit handlers itself; with the joblib launcher's loky workers still alive,
     multiprocessing's handler used to wait for their 300 s idle timeout (every joblib sweep ended 5 min late)."""
