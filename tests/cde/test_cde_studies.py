@@ -126,3 +126,18 @@ def test_xanes_report_pairs_per_point_losses_pooled_over_seeds(tmp_path):
     assert table.loc["ckde", "minus_best_se"] == pytest.approx(0.0, abs=1e-12)  # a constant paired shift
     assert table.loc["marginal", "loss_approx_se"] > 0.05  # the unpaired SE is that of the losses themselves
     assert "| sample3: r1,r2 (2-D) | gmm |" in paths["markdown"].read_text()
+
+
+def test_the_comparison_report_of_real_data_runs_plots_the_approximate_loss(tmp_path):
+    """Real data has no true density, so no relative loss: the comparison plot shows loss_approx (it used
+    to fail with 'no numeric data to plot', and the sweep's study report was then never written)."""
+    import pandas as pd
+
+    from xmlthresh.report import _cde_table, write_report  # _cde_table: what load_runs returns for CDE runs
+
+    runs = pd.DataFrame({"tags.task": "cde", "status": "FINISHED", "params.cde_dataset": "xanes",
+                         "params.estimator": ["marginal", "gmm", "marginal", "gmm"], "params.seed": ["0", "0", "1", "1"],
+                         "metrics.loss_approx": [-1.0, -1.5, -1.1, -1.4], "run_id": list("abcd")})
+    paths = write_report(_cde_table(runs, []), tmp_path, reference="none")
+    assert paths["png"].read_bytes().startswith(b"\x89PNG")
+    assert "loss_approx" in paths["markdown"].read_text()
