@@ -24,7 +24,9 @@ log = logging.getLogger(__name__)
 def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict[str, Any],
                  parallelism: dict[str, Any], draw: bool = True) -> tuple[dict[str, Any], Any]:
     """Fit and evaluate one estimator on one data set. With ``cde.density_at_x`` set, the density at that x
-    on a grid is saved (``density_at_x.npz``, for the study report). The run's seed draws the synthetic data,
+    on a grid is saved (``density_at_x.npz``, for the study report). With ``cde.save_per_point`` the per-test-point
+    losses are saved (``per_point.npz``). The chosen hyper-parameters are logged as ``tuned.*`` params. The
+    run's seed draws the synthetic data,
     the estimator's tuning split and the Monte Carlo integrals. Returns the result and, for a 2-D target
     when ``draw``, its density plot to draw (a callable writing it into ``run_dir``; the job draws it after
     result.json)."""
@@ -38,10 +40,14 @@ def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict
                         **flatten(estimator_cfg, "estimator."), **flatten(dataset_cfg, "cde_dataset."),
                         **parallelism})
     log.info("fitting %s on %s (seed %d)", estimator_name, dataset_name, seed)
+    per_point: dict[str, Any] = {}
     result, estimator, data = run_benchmark(
         estimator_name, dataset_name, seed, estimator_params=estimator_cfg, dataset_params=dataset_cfg,
-        n_samples=int(cde_cfg.get("n_samples", 256)), return_fitted=True,
+        n_samples=int(cde_cfg.get("n_samples", 256)), return_fitted=True, per_point_out=per_point,
     )
+    tracker.log_params(flatten(result["tuned"], "tuned."))  # the values the tuning chose, beside the grids
+    if cde_cfg.get("save_per_point"):
+        _save_per_point(run_dir, per_point, tracker)
     result["cde_dataset_params"] = dataset_cfg
     result["seeds"] = {"run": seed, "cde_generator": seed, "estimator": seed}  # run_benchmark's one seed
     at_x = cde_cfg.get("density_at_x")
@@ -65,6 +71,18 @@ def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict
             xs = data.X_test[: int(cde_cfg.get("n_plot_points", 3))]
             return [plot_densities(estimator, data, xs, run_dir / "densities.png")]
     return {**base, **result}, pictures
+
+
+def _save_per_point(run_dir: Path, per_point: Mapping[str, Any], tracker: Any) -> None:
+    """``per_point.npz``: the per-test-point losses, NLL and HPD values (test order; the study reports pair
+    estimators on them), logged as an artifact."""
+    import numpy as np
+
+    keys = ("loss_approx", "loss_direct", "nll", "density", "squared_norm", "hpd")
+    path = run_dir / "per_point.npz"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **{key: np.asarray(per_point[key]) for key in keys if key in per_point})
+    tracker.log_artifact(path)
 
 
 def cde_summary(result: Mapping[str, Any]) -> str:

@@ -26,6 +26,7 @@ def run_cde(*overrides: str, home: Path) -> subprocess.CompletedProcess:
     ("+estimator.bogus=1", "xmlthresh: error: estimator 'nnkcde' has no parameter(s) bogus; its parameters:"),
     ("+cde_dataset.bogus=1", "xmlthresh: error: cde_dataset 'surd' has no parameter(s) bogus"),
     ("estimator=flexcode estimator.floor_grid=[0.0]", "xmlthresh: error: flexcode: every value of floor_grid"),
+    ("estimator.tune=false", "xmlthresh: error: nnkcde: tune=false fixes the hyper-parameters, so every grid"),
 ])
 def test_bad_names_and_parameters_are_one_clear_error(override, expected, isolated_home):
     proc = run_cde(*override.split(), home=isolated_home)

@@ -77,3 +77,67 @@ def test_density_slice_and_its_report(tmp_path):
     assert "| marginal |" in paths["markdown"].read_text() and "ise_at_x" in paths["markdown"].read_text()
     with pytest.raises(ValueError, match="x must be one number or 11"):
         feature_point([0.0, 1.0], 11)
+
+
+def test_direct_vs_approx_report_labels_settings_and_pairs_the_difference(tmp_path):
+    settings = [("surd", {"nz": 2, "d": [0.1, 1.0], "a": 0.0}), ("surd", {"nz": 3, "d": [1.0, 1.0, 1.0], "a": 0.0}),
+                ("fork", {"nx": 10, "m": 2, "a": 1.0})]
+    num = 0
+    for dataset, params in settings:
+        for estimator in ("marginal", "gmm"):
+            _job(tmp_path, num, dataset=dataset, estimator=estimator, seed=0, cde_dataset_params=params,
+                 rel_loss_direct=-0.5, rel_loss_direct_se=0.01, rel_loss_approx=-0.52, rel_loss_approx_se=0.05,
+                 direct_minus_approx=0.04, direct_minus_approx_se=0.1, zero_loss=2.0)
+            num += 1
+    paths = write_study_report("cde_direct_vs_approx", tmp_path)
+    import pandas as pd
+
+    table = pd.read_csv(paths["csv"])
+    assert set(table["setting"]) == {"surd nz=2 d=[0.1, 1.0]", "surd nz=3 d=[1.0, 1.0, 1.0]", "fork"}
+    assert table["rel_direct_minus_approx"].tolist() == pytest.approx([0.02] * 6)  # 0.04 / zero_loss 2
+    assert table["z"].tolist() == pytest.approx([0.4] * 6)
+    assert paths["png"].read_bytes().startswith(b"\x89PNG") and "|z| <= 2" in paths["markdown"].read_text()
+
+
+def test_xanes_report_needs_the_per_point_losses(tmp_path):
+    _job(tmp_path, 0, dataset="xanes", estimator="marginal", seed=0,
+         cde_dataset_params={"sample": "sample3", "targets": ["r1"]})
+    with pytest.raises(ValueError, match="cde.save_per_point=true"):
+        write_study_report("cde_xanes", tmp_path)
+
+
+def test_xanes_report_pairs_per_point_losses_pooled_over_seeds(tmp_path):
+    rng = np.random.default_rng(0)
+    base = {seed: rng.normal(size=50) for seed in (0, 1)}
+    num = 0
+    for seed in (0, 1):
+        for estimator, shift in (("marginal", 0.3), ("gmm", 0.0), ("ckde", 0.1)):
+            job = _job(tmp_path, num, dataset="xanes", estimator=estimator, seed=seed,
+                       cde_dataset_params={"sample": "sample3", "targets": ["r1", "r2"]})
+            np.savez_compressed(job / "per_point.npz", loss_approx=base[seed] + shift, nll=base[seed] + 2 * shift,
+                                hpd=np.linspace(0, 1, 50))
+            num += 1
+    paths = write_study_report("cde_xanes", tmp_path)
+    import pandas as pd
+
+    table = pd.read_csv(paths["csv"]).set_index("estimator")
+    assert set(table["target_set"]) == {"sample3: r1,r2 (2-D)"} and set(table["n_test_points"]) == {100}
+    assert table.loc["gmm", "minus_best"] == 0 and table.loc["marginal", "minus_best"] == pytest.approx(0.3)
+    assert table.loc["ckde", "minus_best_se"] == pytest.approx(0.0, abs=1e-12)  # a constant paired shift
+    assert table.loc["marginal", "loss_approx_se"] > 0.05  # the unpaired SE is that of the losses themselves
+    assert "| sample3: r1,r2 (2-D) | gmm |" in paths["markdown"].read_text()
+
+
+def test_the_comparison_report_of_real_data_runs_plots_the_approximate_loss(tmp_path):
+    """Real data has no true density, so no relative loss: the comparison plot shows loss_approx (it used
+    to fail with 'no numeric data to plot', and the sweep's study report was then never written)."""
+    import pandas as pd
+
+    from xmlthresh.report import _cde_table, write_report  # _cde_table: what load_runs returns for CDE runs
+
+    runs = pd.DataFrame({"tags.task": "cde", "status": "FINISHED", "params.cde_dataset": "xanes",
+                         "params.estimator": ["marginal", "gmm", "marginal", "gmm"], "params.seed": ["0", "0", "1", "1"],
+                         "metrics.loss_approx": [-1.0, -1.5, -1.1, -1.4], "run_id": list("abcd")})
+    paths = write_report(_cde_table(runs, []), tmp_path, reference="none")
+    assert paths["png"].read_bytes().startswith(b"\x89PNG")
+    assert "loss_approx" in paths["markdown"].read_text()

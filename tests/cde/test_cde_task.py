@@ -31,3 +31,11 @@ def test_cde_runs_are_tracked_and_reported(tmp_path, isolated_home):
     paths = write_report(runs, tmp_path / "report", reference="none")
     text = paths["markdown"].read_text()
     assert "| fork | nnkcde |" in text and "rel_loss_approx" in text
+    import mlflow  # the values the tuning chose are params of the run, beside the grids
+
+    mlflow.set_tracking_uri(uri)
+    (run,) = mlflow.search_runs(experiment_names=["xmlthresh"], filter_string="params.estimator = 'nnkcde'",
+                                output_format="list")
+    assert int(run.data.params["tuned.k_"]) == results["nnkcde"]["tuned"]["k_"]
+    assert "tuned.bandwidth_" in run.data.params, sorted(run.data.params)
+

@@ -46,6 +46,28 @@ class CDEstimator(BaseEstimator):
     registry_name: ClassVar[str] = ""
     #: whether declared bounds are handled by the logit transform (FlexCode uses the box directly)
     _uses_logit: ClassVar[bool] = True
+    #: the hyper-parameter grids tuned by the validation CDE loss; with ``tune=False`` each holds one value
+    tuned_grids: ClassVar[tuple[str, ...]] = ()
+
+    def _check_params(self) -> None:
+        """Value checks run by ``Registry.build`` (and by ``fit``): with ``tune=False`` every grid of
+        ``tuned_grids`` must hold exactly one value, the one used."""
+        if getattr(self, "tune", True) is False:
+            sizes = {g: int(np.size(getattr(self, g))) for g in self.tuned_grids}
+            bad = {g: n for g, n in sizes.items() if n != 1}
+            if bad:
+                example = next(iter(bad))
+                raise ValueError(
+                    f"{self.registry_name or type(self).__name__}: tune=false fixes the hyper-parameters, so every "
+                    f"grid needs exactly one value: {', '.join(f'{g} has {n}' for g, n in bad.items())} "
+                    f"(e.g. estimator.{example}=[{np.ravel(getattr(self, example))[len(np.ravel(getattr(self, example))) // 2]}])"
+                )
+        elif getattr(self, "tune", True) is not True:
+            raise ValueError(f"tune must be true or false, got {getattr(self, 'tune')!r}")
+
+    def fixed(self, grid: str):
+        """The single value of ``grid`` (``tune=False``)."""
+        return np.ravel(getattr(self, grid))[0].item()
 
     # ------------------------------------------------------------------ public API
     def fit(self, X, Z) -> "CDEstimator":
@@ -53,6 +75,7 @@ class CDEstimator(BaseEstimator):
         X = check_features(X)
         Z = check_targets(Z)
         check_same_length(X, Z)
+        self._check_params()
         if X.shape[0] < MIN_TRAIN:
             raise ValueError(f"need at least {MIN_TRAIN} training samples to fit and tune, got {X.shape[0]}")
         bounds = check_bounds(getattr(self, "bounds", None), Z.shape[1])

@@ -66,6 +66,7 @@ def run_benchmark(
     dataset_params: Mapping[str, Any] | None = None,
     n_samples: int = 256,
     return_fitted: bool = False,
+    per_point_out: dict[str, np.ndarray] | None = None,
 ) -> dict[str, Any] | tuple[dict[str, Any], Any, CDEData]:
     """Fit ``estimator_name`` on ``dataset_name`` (drawn with ``seed``) and evaluate it on the test split.
 
@@ -75,6 +76,9 @@ def run_benchmark(
     sizes and the estimator's tuned parameters.
     Direct and relative losses are None on real data (no true density). With ``return_fitted`` the call
     returns ``(record, fitted estimator, data)`` so that the caller can plot or inspect without refitting.
+    A dict passed as ``per_point_out`` receives the per-test-point arrays of the evaluation (``loss_approx``,
+    ``loss_direct`` when known, ``nll``, ``density``, ``squared_norm``, ``hpd``, ``pit``), in the test order,
+    for paired comparisons of estimators on the same test points.
     """
     data = load_dataset(dataset_name, seed, **dict(dataset_params or {}))
     estimator = make_estimator(estimator_name, data, seed, **dict(estimator_params or {}))
@@ -91,6 +95,8 @@ def run_benchmark(
         n_samples=n_samples,
         random_state=seed,
     )
+    if per_point_out is not None:
+        per_point_out.update(evaluation.per_point)
     tuned = tuned_parameters(estimator)
     zero_counts = zero_density_counts(estimator, data, evaluation.per_point["density"])
     record = {

@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import StandardScaler
 
-from ..base import DEFAULT_BANDWIDTHS, MixtureCDE, target_scale, validation_split
+from ..base import DEFAULT_BANDWIDTHS, MixtureCDE, capped_subset, target_scale, validation_split
 from ..mixture import DiagKernelMixture
 from ..registry import ESTIMATORS
 from ..tuning import best_cell, kernel_cde_losses
@@ -37,7 +37,9 @@ class CKDE(MixtureCDE):
 
     Parameters: ``n_neighbors`` (kernel truncation), ``x_bandwidth_grid`` (factors of the typical
     ``n_neighbors``-th neighbour distance), ``bandwidth_grid`` (factors of the target std),
-    ``val_fraction``, ``max_val``, ``bounds``, ``random_state``.
+    ``val_fraction``, ``max_val``, ``tune`` (False: no validation split, each grid holds the one factor
+    used; the x unit is then measured on at most ``max_val`` training points against the others),
+    ``bounds``, ``random_state``.
     Fitted: ``x_bandwidth_``, ``bandwidth_``, ``tuning_losses_``.
     """
 
@@ -48,6 +50,7 @@ class CKDE(MixtureCDE):
         bandwidth_grid: Sequence[float] = DEFAULT_BANDWIDTHS,
         val_fraction: float = 0.25,
         max_val: int | None = 500,
+        tune: bool = True,
         bounds=None,
         random_state=0,
     ) -> None:
@@ -56,13 +59,32 @@ class CKDE(MixtureCDE):
         self.bandwidth_grid = bandwidth_grid
         self.val_fraction = val_fraction
         self.max_val = max_val
+        self.tune = tune
         self.bounds = bounds
         self.random_state = random_state
+
+    tuned_grids = ("x_bandwidth_grid", "bandwidth_grid")
 
     def _fit(self, X: np.ndarray, U: np.ndarray) -> None:
         self.scaler_ = StandardScaler().fit(X)
         Xs = self.scaler_.transform(X)
         scale = target_scale(U)
+        self.n_neighbors_ = min(int(self.n_neighbors), len(U))
+        self.neighbors_ = NearestNeighbors(n_neighbors=self.n_neighbors_).fit(Xs)
+        if not self.tune:
+            rng = np.random.default_rng(self.random_state)
+            probe = capped_subset(np.arange(len(U)), self.max_val, rng)
+            K = min(int(self.n_neighbors) + 1, len(U))
+            dist, _ = NearestNeighbors(n_neighbors=K).fit(Xs).kneighbors(Xs[probe])  # itself first
+            x_unit = float(np.median(dist[:, -1])) or 1.0
+            self.x_bandwidth_ = float(self.fixed("x_bandwidth_grid")) * x_unit
+            self.bandwidth_ = float(self.fixed("bandwidth_grid")) * scale
+        else:
+            self._tune(Xs, U, scale)
+        self.targets_ = U.copy()
+
+    def _tune(self, Xs: np.ndarray, U: np.ndarray, scale: np.ndarray) -> None:
+        """(h_x, h_z) by the exact validation CDE loss."""
         fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
         K = min(int(self.n_neighbors), fit_idx.size)
         dist, idx = NearestNeighbors(n_neighbors=K).fit(Xs[fit_idx]).kneighbors(Xs[val_idx])
@@ -72,9 +94,6 @@ class CKDE(MixtureCDE):
         ix, ib = best_cell(self.tuning_losses_)
         self.x_bandwidth_ = float(self.x_bandwidth_grid[ix]) * x_unit
         self.bandwidth_ = float(self.bandwidth_grid[ib]) * scale
-        self.n_neighbors_ = min(int(self.n_neighbors), len(U))
-        self.neighbors_ = NearestNeighbors(n_neighbors=self.n_neighbors_).fit(Xs)
-        self.targets_ = U.copy()
 
     def _mixture(self, X: np.ndarray) -> DiagKernelMixture:
         dist, idx = self.neighbors_.kneighbors(self.scaler_.transform(X))

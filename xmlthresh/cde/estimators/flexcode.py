@@ -69,7 +69,8 @@ class FlexCode(CDEstimator):
     (neighbours of the coefficient regression), ``margin`` (box widening without bounds, as a fraction of
     the range), ``bump_threshold_grid`` (delta: regions of less mass are removed; 0 keeps all),
     ``sharpen_grid`` (alpha > 0), ``floor_grid`` (eps in (0, 1): share of defensive mass),
-    ``val_fraction``, ``max_val``, ``bounds``, ``random_state``.
+    ``val_fraction``, ``max_val``, ``tune`` (False: no validation split, each grid holds the one value
+    used), ``bounds``, ``random_state``.
     Fitted: ``box_``, ``n_basis_``, ``k_``, ``bump_threshold_``, ``sharpen_``, ``floor_``,
     ``tuning_losses_`` (len(k_grid) x len(n_basis_grid_)), ``bump_losses_`` (delta x eps, at alpha = 1),
     ``sharpen_losses_`` (alpha x eps, at the chosen delta).
@@ -88,6 +89,7 @@ class FlexCode(CDEstimator):
         floor_grid: Sequence[float] = (0.001, 0.003, 0.01, 0.03),
         val_fraction: float = 0.25,
         max_val: int | None = 500,
+        tune: bool = True,
         bounds=None,
         random_state=0,
     ) -> None:
@@ -100,11 +102,15 @@ class FlexCode(CDEstimator):
         self.floor_grid = floor_grid
         self.val_fraction = val_fraction
         self.max_val = max_val
+        self.tune = tune
         self.bounds = bounds
         self.random_state = random_state
 
+    tuned_grids = ("n_basis_grid", "k_grid", "bump_threshold_grid", "sharpen_grid", "floor_grid")
+
     def _check_params(self) -> None:
         """Value checks of the post-processing grids (run by ``Registry.build`` before any fit)."""
+        super()._check_params()
         for name, grid, ok, what in (
             ("bump_threshold_grid", self.bump_threshold_grid, lambda v: 0.0 <= v < 1.0, "in [0, 1)"),
             ("sharpen_grid", self.sharpen_grid, lambda v: v > 0.0, "positive"),
@@ -126,12 +132,25 @@ class FlexCode(CDEstimator):
             self.box_ = np.column_stack([lo - pad, hi + pad])
         self.width_ = self.box_[:, 1] - self.box_[:, 0]
         cap = max(1, int(np.floor(self.max_basis ** (1.0 / d) + 1e-9)))
+        self.scaler_ = StandardScaler().fit(X)
+        Xs = self.scaler_.transform(X)
+        if not self.tune:
+            self.k_ = max(1, min(int(self.fixed("k_grid")), len(Z)))
+            self.n_basis_ = max(1, min(int(self.fixed("n_basis_grid")), cap))
+            self._setup_cells(Z)
+            self.bump_threshold_, self.sharpen_, self.floor_ = (
+                float(self.fixed(g)) for g in ("bump_threshold_grid", "sharpen_grid", "floor_grid"))
+        else:
+            self._tune(Xs, Z, cap)
+        self.neighbors_ = NearestNeighbors(n_neighbors=self.k_).fit(Xs)
+        self.ref_features_ = self._features(Z, self.n_basis_)  # same order as the masked n_max features
+
+    def _tune(self, Xs: np.ndarray, Z: np.ndarray, cap: int) -> None:
+        """(n, k) by the closed-form validation CDE loss, then the post-processing (``_tune_post``)."""
+        d = Z.shape[1]
         ns = sorted({max(1, min(int(n), cap)) for n in self.n_basis_grid})
         freqs_max = tensor_frequencies(ns[-1], d).max(axis=1)
         masks = np.stack([freqs_max < n for n in ns])  # (N, n_features)
-
-        self.scaler_ = StandardScaler().fit(X)
-        Xs = self.scaler_.transform(X)
         fit_idx, val_idx = validation_split(len(Z), self.val_fraction, self.max_val, self.random_state)
         ks = sorted({max(1, min(int(k), fit_idx.size)) for k in self.k_grid})
         idx = NearestNeighbors(n_neighbors=ks[-1]).fit(Xs[fit_idx]).kneighbors(Xs[val_idx], return_distance=False)
@@ -144,15 +163,16 @@ class FlexCode(CDEstimator):
         self.tuning_losses_, self.n_basis_grid_, self.k_grid_ = losses, np.array(ns), np.array(ks)
         ik, i_n = best_cell(losses)
         self.k_, self.n_basis_ = ks[ik], ns[i_n]
-        cells = _GRID_CELLS[d]
+        self._setup_cells(Z)
+        self._tune_post(betas[ik][:, masks[i_n]], Z[val_idx])
+
+    def _setup_cells(self, Z: np.ndarray) -> None:
+        """The normalisation cells, their basis values for the chosen n and the defensive floor q on them."""
+        cells = _GRID_CELLS[Z.shape[1]]
         self.cell_centres_ = (np.arange(cells) + 0.5) / cells  # in unit coordinates
         self.cell_bases_ = [cosine_1d(self.cell_centres_, self.n_basis_) / np.sqrt(w) for w in self.width_]
         self.floor_model_ = Floor(self.box_, None if self.bounds_ is not None else Z)
         self._cell_floor = self.floor_model_.pdf(self._cell_points())
-
-        self._tune_post(betas[ik][:, masks[i_n]], Z[val_idx])
-        self.neighbors_ = NearestNeighbors(n_neighbors=self.k_).fit(Xs)
-        self.ref_features_ = self._features(Z, self.n_basis_)  # same order as the masked n_max features
 
     def _neighbour_coefficients(self, idx: np.ndarray, ks: list[int], Z_fit: np.ndarray, n: int) -> list[np.ndarray]:
         """For every k, the validation coefficients (m_val, n^d): the mean of psi_j over the first k neighbours.

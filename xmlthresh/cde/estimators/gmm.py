@@ -60,8 +60,8 @@ class GMMCDE(MixtureCDE):
 
     Parameters: ``n_components_grid``, ``n_pca_grid`` (PCA dimensions of x tried; capped at the number of
     features), ``reg_covar`` and ``max_iter`` (GaussianMixture), ``max_tune`` / ``max_fit`` (caps on the
-    points of the candidate fits / the final fit; None: all), ``val_fraction``, ``max_val``, ``bounds``,
-    ``random_state``. Fitted: ``n_components_``, ``n_pca_``, ``pca_``, ``mixture_``, ``tuning_losses_``.
+    points of the candidate fits / the final fit; None: all), ``val_fraction``, ``max_val``, ``tune``
+    (False: no candidates, each grid holds the one value used), ``bounds``, ``random_state``. Fitted: ``n_components_``, ``n_pca_``, ``pca_``, ``mixture_``, ``tuning_losses_``.
     """
 
     def __init__(
@@ -74,6 +74,7 @@ class GMMCDE(MixtureCDE):
         max_fit: int | None = 20000,
         val_fraction: float = 0.25,
         max_val: int | None = 500,
+        tune: bool = True,
         bounds=None,
         random_state=0,
     ) -> None:
@@ -85,11 +86,13 @@ class GMMCDE(MixtureCDE):
         self.max_fit = max_fit
         self.val_fraction = val_fraction
         self.max_val = max_val
+        self.tune = tune
         self.bounds = bounds
         self.random_state = random_state
 
     def _check_params(self) -> None:
         """The caps are None or integers >= 10 (checked by ``Registry.build`` before any fit)."""
+        super()._check_params()
         for name in ("max_tune", "max_fit"):
             check_cap(getattr(self, name), f"gmm: {name}", 10)
 
@@ -111,13 +114,21 @@ class GMMCDE(MixtureCDE):
         with threadpool_limits(limits=1, user_api="blas"):
             self._tune_and_fit(X, U)
 
+    tuned_grids = ("n_components_grid", "n_pca_grid")
+
     def _tune_and_fit(self, X: np.ndarray, U: np.ndarray) -> None:
         self.scaler_ = StandardScaler().fit(X)
         Xs = self.scaler_.transform(X)
         self.u_mean_, self.u_scale_ = U.mean(axis=0), np.where(U.std(axis=0) > 0, U.std(axis=0), 1.0)
         Us = (U - self.u_mean_) / self.u_scale_
-        fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
         rng = np.random.default_rng(self.random_state)
+        if not self.tune:
+            final = capped_subset(np.arange(len(U)), self.max_fit, rng)
+            self.n_pca_ = min(int(self.fixed("n_pca_grid")), X.shape[1], final.size - 1)
+            self.n_components_ = min(int(self.fixed("n_components_grid")), final.size // 2)
+            self.pca_, self.mixture_ = self._fit_joint(Xs[final], Us[final], self.n_pca_, self.n_components_)
+            return
+        fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
         fit_idx = capped_subset(fit_idx, self.max_tune, rng)
         max_pca = min(X.shape[1], fit_idx.size - 1)
         pcas = sorted({min(int(p), max_pca) for p in self.n_pca_grid})
@@ -132,7 +143,7 @@ class GMMCDE(MixtureCDE):
         self.tuning_losses_ = losses
         ip, ik = best_cell(losses)
         self.n_pca_, self.n_components_ = pcas[ip], comps[ik]
-        final = capped_subset(np.arange(len(U)), self.max_fit, rng)
+        final = capped_subset(np.arange(len(U)), self.max_fit, rng)  # after the tuning subset: same draws as ever
         self.pca_, self.mixture_ = self._fit_joint(Xs[final], Us[final], self.n_pca_, self.n_components_)
 
     def _mixture(self, X: np.ndarray) -> FullGaussianMixture:

@@ -28,7 +28,8 @@ class MarginalKDE(MixtureCDE):
 
     Parameters: ``bandwidth_grid`` (factors of the target std tried on validation), ``max_centres``
     (cap on the kernel centres, None: every training target), ``val_fraction``,
-    ``max_val`` (cap on validation points), ``bounds`` (optional target box), ``random_state``.
+    ``max_val`` (cap on validation points), ``tune`` (False: no validation split, ``bandwidth_grid``
+    holds the one factor used), ``bounds`` (optional target box), ``random_state``.
     Fitted: ``bandwidth_`` (per-coordinate, working space), ``tuning_losses_``.
     """
 
@@ -38,6 +39,7 @@ class MarginalKDE(MixtureCDE):
         max_centres: int | None = 4000,
         val_fraction: float = 0.25,
         max_val: int | None = 500,
+        tune: bool = True,
         bounds=None,
         random_state=0,
     ) -> None:
@@ -45,13 +47,20 @@ class MarginalKDE(MixtureCDE):
         self.max_centres = max_centres
         self.val_fraction = val_fraction
         self.max_val = max_val
+        self.tune = tune
         self.bounds = bounds
         self.random_state = random_state
 
+    tuned_grids = ("bandwidth_grid",)
+
     def _fit(self, X: np.ndarray, U: np.ndarray) -> None:
         scale = target_scale(U)
-        fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
         rng = np.random.default_rng(self.random_state)
+        if not self.tune:
+            self.bandwidth_ = float(self.fixed("bandwidth_grid")) * scale
+            self.centres_ = U[capped_subset(np.arange(len(U)), self.max_centres, rng)].copy()
+            return
+        fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
         fit_idx = capped_subset(fit_idx, self.max_centres, rng)
         K = fit_idx.size
         weights = np.full((1, 1, K), 1.0 / K)
@@ -62,6 +71,7 @@ class MarginalKDE(MixtureCDE):
 
     def _check_params(self) -> None:
         """``max_centres`` is None or an integer >= 2 (checked by ``Registry.build`` before any fit)."""
+        super()._check_params()
         check_cap(self.max_centres, "marginal: max_centres", 2)
 
     def _mixture(self, X: np.ndarray) -> DiagKernelMixture:

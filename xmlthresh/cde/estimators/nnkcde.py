@@ -25,7 +25,8 @@ class NNKCDE(MixtureCDE):
     """k-nearest-neighbour kernel conditional density estimator.
 
     Parameters: ``k_grid`` (neighbour counts tried), ``bandwidth_grid`` (factors of the target std),
-    ``val_fraction``, ``max_val``, ``bounds``, ``random_state``.
+    ``val_fraction``, ``max_val``, ``tune`` (False: no validation split, each grid holds the one value
+    used), ``bounds``, ``random_state``.
     Fitted: ``k_``, ``bandwidth_``, ``tuning_losses_`` (len(k_grid) x len(bandwidth_grid)).
     """
 
@@ -35,6 +36,7 @@ class NNKCDE(MixtureCDE):
         bandwidth_grid: Sequence[float] = DEFAULT_BANDWIDTHS,
         val_fraction: float = 0.25,
         max_val: int | None = 500,
+        tune: bool = True,
         bounds=None,
         random_state=0,
     ) -> None:
@@ -42,13 +44,28 @@ class NNKCDE(MixtureCDE):
         self.bandwidth_grid = bandwidth_grid
         self.val_fraction = val_fraction
         self.max_val = max_val
+        self.tune = tune
         self.bounds = bounds
         self.random_state = random_state
+
+    tuned_grids = ("k_grid", "bandwidth_grid")
 
     def _fit(self, X: np.ndarray, U: np.ndarray) -> None:
         self.scaler_ = StandardScaler().fit(X)
         Xs = self.scaler_.transform(X)
         scale = target_scale(U)
+        if not self.tune:
+            self.k_ = min(int(self.fixed("k_grid")), len(U))
+            if self.k_ < 1:
+                raise ValueError(f"k_grid must hold positive integers, got {self.k_grid!r}")
+            self.bandwidth_ = float(self.fixed("bandwidth_grid")) * scale
+        else:
+            self._tune(Xs, U, scale)
+        self.neighbors_ = NearestNeighbors(n_neighbors=self.k_).fit(Xs)
+        self.targets_ = U.copy()
+
+    def _tune(self, Xs: np.ndarray, U: np.ndarray, scale: np.ndarray) -> None:
+        """(k, bandwidth) by the exact validation CDE loss."""
         fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
         ks = np.array(sorted({min(int(k), fit_idx.size) for k in self.k_grid}))
         if ks.size == 0 or ks[0] < 1:
@@ -60,8 +77,6 @@ class NNKCDE(MixtureCDE):
         self.k_grid_ = ks
         self.k_ = int(ks[ik])
         self.bandwidth_ = float(self.bandwidth_grid[ib]) * scale
-        self.neighbors_ = NearestNeighbors(n_neighbors=self.k_).fit(Xs)
-        self.targets_ = U.copy()
 
     def _mixture(self, X: np.ndarray) -> DiagKernelMixture:
         idx = self.neighbors_.kneighbors(self.scaler_.transform(X), return_distance=False)

@@ -75,7 +75,8 @@ class RFCDE(MixtureCDE):
     Parameters: forest settings (``n_estimators``, ``min_samples_leaf``, ``max_features``, ``max_samples``
     (bootstrap size cap per tree, None: n), ``n_jobs``),
     ``basis_degree`` (total degree of the cosine split targets), ``n_neighbors`` (weight truncation),
-    ``bandwidth_grid``, ``val_fraction``, ``max_val``, ``bounds``, ``random_state``.
+    ``bandwidth_grid``, ``val_fraction``, ``max_val``, ``tune`` (False: no validation forest,
+    ``bandwidth_grid`` holds the one factor used), ``bounds``, ``random_state``.
     Fitted: ``forest_``, ``bandwidth_``, ``tuning_losses_``.
     """
 
@@ -90,6 +91,7 @@ class RFCDE(MixtureCDE):
         bandwidth_grid: Sequence[float] = DEFAULT_BANDWIDTHS,
         val_fraction: float = 0.25,
         max_val: int | None = 500,
+        tune: bool = True,
         bounds=None,
         n_jobs: int | None = None,
         random_state=0,
@@ -103,12 +105,14 @@ class RFCDE(MixtureCDE):
         self.bandwidth_grid = bandwidth_grid
         self.val_fraction = val_fraction
         self.max_val = max_val
+        self.tune = tune
         self.bounds = bounds
         self.n_jobs = n_jobs
         self.random_state = random_state
 
     def _check_params(self) -> None:
         """``max_samples`` is None or an integer >= 2 (checked by ``Registry.build`` before any fit)."""
+        super()._check_params()
         check_cap(self.max_samples, "rfcde: max_samples", 2)
 
     def _forest(self, n: int) -> RandomForestRegressor:
@@ -127,6 +131,18 @@ class RFCDE(MixtureCDE):
         scale = target_scale(U)
         lo, width = U.min(axis=0), np.ptp(U, axis=0)
         Y = low_degree_features((U - lo) / np.where(width > 0, width, 1.0), int(self.basis_degree))
+        if not self.tune:
+            self.bandwidth_ = float(self.fixed("bandwidth_grid")) * scale
+        else:
+            self._tune(X, U, Y, scale)
+        self.forest_ = self._forest(len(X)).fit(X, Y)
+        self.leaves_ = self.forest_.apply(X)
+        self.targets_ = U.copy()
+
+    tuned_grids = ("bandwidth_grid",)
+
+    def _tune(self, X: np.ndarray, U: np.ndarray, Y: np.ndarray, scale: np.ndarray) -> None:
+        """The bandwidth by the exact validation CDE loss of a forest grown on the fit split."""
         fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
         forest = self._forest(fit_idx.size).fit(X[fit_idx], Y[fit_idx])
         W = leaf_weights(forest, forest.apply(X[fit_idx]), X[val_idx])
@@ -134,9 +150,6 @@ class RFCDE(MixtureCDE):
         self.tuning_losses_ = kernel_cde_losses(w[None], U[fit_idx][idx], U[val_idx], scale, self.bandwidth_grid)[0]
         (ib,) = best_cell(self.tuning_losses_)
         self.bandwidth_ = float(self.bandwidth_grid[ib]) * scale
-        self.forest_ = self._forest(len(X)).fit(X, Y)
-        self.leaves_ = self.forest_.apply(X)
-        self.targets_ = U.copy()
 
     def _mixture(self, X: np.ndarray) -> DiagKernelMixture:
         idx, w = top_weights(leaf_weights(self.forest_, self.leaves_, X), int(self.n_neighbors))
