@@ -92,6 +92,12 @@ def test_installed_package_writes_to_the_current_directory(tmp_path, monkeypatch
     assert paths.source_checkout() is None
     assert paths.runs_dir() == work.resolve() / "runs"
     assert paths.project_roots() == [work.resolve()]
-    assert tracking.git_commit() == "unknown"  # not the commit of whatever repository the user works in
+    for cached in (tracking.git_commit, tracking._git_state, tracking.source_tags):  # asked once per process
+        cached.cache_clear()
+    try:
+        assert tracking.git_commit() == "unknown"  # not the commit of whatever repository the user works in
+    finally:  # the next test asks again, for the real package directory
+        for cached in (tracking.git_commit, tracking._git_state, tracking.source_tags):
+            cached.cache_clear()
     monkeypatch.setenv("XMLTHRESH_HOME", str(tmp_path / "home"))
     assert paths.runs_dir() == (tmp_path / "home").resolve() / "runs"
