@@ -153,14 +153,12 @@ CASES: tuple[Case, ...] = (
     Case("override_syntax", "Raw tracebacks", "`beta==2` (a malformed override; Hydra's error)", ("beta==2",),
          E + "Error parsing override 'beta==2'; extraneous input '=' expecting ..."),
     Case("cde_dataset_unknown", "Raw tracebacks", "`task=cde cde_dataset=nosuch`", ("task=cde", "cde_dataset=nosuch"),
-         E + "unknown cde_dataset option 'nosuch'; known: fork, surd, xanes (xmlthresh list describes them; your own "
-         "go to conf/cde_dataset/<name>.yaml)"),
+         E + "unknown cde_dataset option 'nosuch'; known: direct_vs_approx/fork, direct_vs_approx/surd_cube, ..."),
     Case("estimator_unknown", "Raw tracebacks", "`task=cde estimator=nosuch`", ("task=cde", "estimator=nosuch"),
-         E + "unknown estimator option 'nosuch'; known: ckde, flexcode, gmm, marginal, nnkcde, rfcde (xmlthresh list "
-         "describes them; your own go to conf/estimator/<name>.yaml)"),
+         E + "unknown estimator option 'nosuch'; known: ckde, flexcode, gmm, marginal, ..."),
     Case("estimator_bogus_param", "Raw tracebacks", "`task=cde +estimator.bogus=1`", ("task=cde", "+estimator.bogus=1"),
          E + "estimator 'nnkcde' has no parameter(s) bogus; its parameters: bandwidth_grid, bounds, k_grid, max_val, "
-         "random_state, val_fraction"),
+         "random_state, tune, val_fraction"),
     Case("ranker_unknown", "Raw tracebacks", "`ranker=nosuch` (an optional group)", ("ranker=nosuch",),
          E + "unknown ranker option 'nosuch'; known: br_logreg, knn, mlknn..."),
     Case("protocol_unknown", "Raw tracebacks", "`protocol=nosuch`", ("protocol=nosuch",),
