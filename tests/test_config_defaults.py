@@ -67,7 +67,8 @@ def _class_or_skip(group: str, option: dict, path: Path):
     e.g. plugins/xmlthresh-mdn, which needs PyTorch) is skipped, not failed."""
     name = _registry_key(group, option)
     if name not in REGISTRIES[group].names() and (ROOT / "plugins") in path.parents:
-        pytest.skip(f"{group} {name!r} is not registered: its plugin ({path.relative_to(ROOT).parts[1]}) is not installed")
+        plugin = path.relative_to(ROOT).parts[1]
+        pytest.skip(f"{group} {name!r} is not registered: its plugin ({plugin}) is not installed")
     return REGISTRIES[group].get(name)
 
 
@@ -112,7 +113,8 @@ def test_base_options_list_every_parameter_with_its_default(group, path):
 def test_every_registered_class_has_a_base_option():
     """The option named like the registry key exists for every registered class, plugins' included."""
     listed = {(group, path.stem) for group, path in _base_options()}
-    ours = {"xmlthresh", "xmlthresh_peers", "xmlthresh_mdn", "counterexample"}  # not the fake plugins other tests register
+    # not the fake plugins other tests register
+    ours = {"xmlthresh", "xmlthresh_peers", "xmlthresh_mdn", "counterexample"}
     for group, registry in REGISTRIES.items():
         for name in registry.names():
             if registry.get(name).__module__.split(".")[0] not in ours:
