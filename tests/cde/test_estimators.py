@@ -124,7 +124,7 @@ def test_sklearn_contract(name, small_data):
     np.testing.assert_array_equal(again.predict_density(data.X_test, data.Z_test), dens)  # seeded
 
 
-@pytest.mark.parametrize("name", [name for name in ESTIMATORS.names() if issubclass(ESTIMATORS.get(name), MixtureCDE)])
+@pytest.mark.parametrize("name", [name for name in ESTIMATOR_NAMES if issubclass(ESTIMATORS.get(name), MixtureCDE)])
 def test_mixture_samples_follow_the_density(name, fitted, small_data):
     est = fitted(name, 2, True)
     X = small_data[2].X_test[:2]
