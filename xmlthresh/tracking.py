@@ -26,13 +26,15 @@ import math
 import os
 import socket
 import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, NamedTuple
 
 from . import __version__
 from .paths import runs_dir, source_checkout
-from .tracking_store import check_store, retry_when_locked, store_lock
+from .tracking_sqlite import PARENT_TAG, DirectStore, Experiment
+from .tracking_store import check_store, retry_when_locked, sqlite_path, store_lock
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,14 +91,60 @@ def source_tags() -> dict[str, str]:
     ``mlflow.source.name``/``type``/``git.commit``/``git.branch``) plus ``git_commit``: resolved once per
     process (MLflow asks git for every run), and once per sweep when the launcher hands them to its jobs.
     The git tags describe the code's source checkout, as ``git_commit`` does (none for an installed package)."""
-    from mlflow.tracking.context.git_context import GitRunContext
-    from mlflow.tracking.context.registry import resolve_tags
-
-    tags = {k: str(v) for k, v in resolve_tags({}, ignore=[GitRunContext]).items()}
+    tags = run_context_tags()
     commit, branch, _ = _git_state()  # the code's checkout (MLflow's looks at sys.argv[0]'s directory)
     if commit:
         tags.update({"mlflow.source.git.commit": commit, "mlflow.source.git.branch": branch})
     return {**tags, "git_commit": git_commit()}
+
+
+#: environments where MLflow's run-context providers add tags of their own (notebooks, Databricks)
+_SPECIAL_CONTEXTS = ("DATABRICKS_RUNTIME_VERSION", "JPY_PARENT_PID")
+
+
+def run_context_tags() -> dict[str, str]:
+    """What MLflow's run-context registry (``resolve_tags``, git left out) gives a run of this command, without
+    importing mlflow where that is known: its default context (``mlflow.user`` from MLflow's credentials or the
+    login name, ``mlflow.source.name`` = ``sys.argv[0]``, ``mlflow.source.type`` LOCAL) and the JSON tags of
+    ``MLFLOW_RUN_CONTEXT``. In a notebook, on Databricks, or once mlflow is imported anyway, MLflow's own
+    registry answers (its other providers may apply there)."""
+    if "mlflow" in sys.modules or any(name in os.environ for name in _SPECIAL_CONTEXTS) or "ipykernel" in sys.modules:
+        from mlflow.tracking.context.git_context import GitRunContext
+        from mlflow.tracking.context.registry import resolve_tags
+
+        return {k: str(v) for k, v in resolve_tags({}, ignore=[GitRunContext]).items()}
+    return default_context_tags()
+
+
+def default_context_tags() -> dict[str, str]:
+    """MLflow's default run context and ``MLFLOW_RUN_CONTEXT`` (see :func:`run_context_tags`), computed here."""
+    tags = {"mlflow.user": _mlflow_user(), "mlflow.source.name": sys.argv[0] if sys.argv and sys.argv[0] else "<console>",
+            "mlflow.source.type": "LOCAL"}
+    if "MLFLOW_RUN_CONTEXT" in os.environ:
+        tags.update({k: str(v) for k, v in json.loads(os.environ["MLFLOW_RUN_CONTEXT"]).items()})
+    return tags
+
+
+def _mlflow_user() -> str:
+    """MLflow's user of a run: ``MLFLOW_TRACKING_USERNAME``, else its credentials file's username, else the
+    login name (``unknown`` without one)."""
+    import getpass
+
+    user = os.environ.get("MLFLOW_TRACKING_USERNAME")
+    if not user:
+        path = Path("~/.mlflow/credentials").expanduser()
+        if path.is_file():
+            import configparser
+
+            config = configparser.ConfigParser()
+            config.read(path)
+            user = config["mlflow"].get("mlflow_tracking_username") if "mlflow" in config else None
+    if user:
+        return user
+    try:
+        return getpass.getuser()
+    except (ImportError, KeyError, OSError):
+        return "unknown"
 
 
 class SweepStore(NamedTuple):
@@ -156,12 +204,13 @@ def numeric_metrics(result: Mapping[str, Any], exclude: tuple[str, ...] = ()) ->
 class Tracker:
     """Logs one run; use :func:`tracked_run` to get one. A disabled tracker does nothing.
 
-    Params, metrics and tags are collected and written in one ``log_batch`` when the run ends (a run of a
-    sweep job used to make ~8 separate store transactions for them); artifacts are copied at once. Writes
-    that SQLite refuses with "database is locked" (other runs writing the same store) are retried."""
+    Params, metrics and tags are collected and written in one batch when the run ends (a run of a sweep job
+    used to make ~8 separate store transactions for them); artifacts are copied at once. The writes go to
+    ``backend``: the store itself (:class:`~xmlthresh.tracking_sqlite.DirectStore`, a local sqlite store) or
+    MLflow's client (:class:`MlflowBackend`), which retries what SQLite refuses with "database is locked"."""
 
-    def __init__(self, client: Any | None, run_id: str | None = None) -> None:
-        self._client = client
+    def __init__(self, backend: Any | None, run_id: str | None = None) -> None:
+        self._backend = backend
         self._run_id = run_id
         self.logged_params: set[str] = set()
         self._params: dict[str, str] = {}
@@ -173,42 +222,93 @@ class Tracker:
         return self._run_id
 
     def log_params(self, params: Mapping[str, Any]) -> None:
-        if self._client is not None:
+        if self._backend is not None:
             clean = {k: ("null" if v is None else str(v)[:_MAX_PARAM_LENGTH]) for k, v in params.items()}
             self._params.update(clean)
             self.logged_params.update(clean)
 
     def log_metrics(self, metrics: Mapping[str, float]) -> None:
-        if self._client is not None:
+        if self._backend is not None:
             self._metrics.update({k: float(v) for k, v in metrics.items()})
 
     def set_tags(self, tags: Mapping[str, Any]) -> None:
-        if self._client is not None:
+        if self._backend is not None:
             self._tags.update({k: str(v) for k, v in tags.items()})
 
     def log_artifact(self, path: Path) -> None:
-        if self._client is not None:
-            self._client.log_artifact(self._run_id, str(path))
+        if self._backend is not None:
+            self._backend.log_artifact(self._run_id, Path(path))
 
     def log_text(self, text: str, name: str) -> None:
-        if self._client is not None:
-            self._client.log_text(self._run_id, text, name)
+        if self._backend is not None:
+            self._backend.log_text(self._run_id, text, name)
 
     def flush(self) -> None:
-        """Write the collected params, metrics and tags in one batch (MLflow splits it at its size limits)."""
-        if self._client is None or not (self._params or self._metrics or self._tags):
+        """Write the collected params, metrics and tags in one batch."""
+        if self._backend is None or not (self._params or self._metrics or self._tags):
             return
+        self._backend.log_batch(self._run_id, self._params, self._metrics, self._tags)
+        self._params, self._metrics, self._tags = {}, {}, {}
+
+    def end(self, status: str) -> None:
+        if self._backend is not None:
+            self._backend.set_terminated(self._run_id, status)
+
+
+class MlflowBackend:
+    """A run's writes through MLflow's client (what :class:`Tracker` needs; the same calls as
+    :class:`~xmlthresh.tracking_sqlite.DirectStore`), for stores the direct path does not write: tracking
+    servers, new stores, other schema revisions, remote artifacts. Writes refused with "database is locked"
+    are retried; MLflow splits a batch at its size limits."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def log_batch(self, run_id: str, params: Mapping[str, Any] = {}, metrics: Mapping[str, float] = {},
+                  tags: Mapping[str, Any] = {}) -> None:
         import time
 
         from mlflow.entities import Metric, Param, RunTag
 
         now = int(time.time() * 1000)
-        metrics = [Metric(key, value, now, 0) for key, value in self._metrics.items()]
-        params = [Param(key, value) for key, value in self._params.items()]
-        tags = [RunTag(key, value) for key, value in self._tags.items()]
-        retry_when_locked(lambda: self._client.log_batch(self._run_id, metrics=metrics, params=params, tags=tags),
-                          "logging the run")
-        self._params, self._metrics, self._tags = {}, {}, {}
+        retry_when_locked(lambda: self.client.log_batch(
+            run_id, metrics=[Metric(k, float(v), now, 0) for k, v in metrics.items()],
+            params=[Param(k, str(v)) for k, v in params.items()], tags=[RunTag(k, str(v)) for k, v in tags.items()]),
+            "logging the run")
+
+    def log_artifact(self, run_id: str, path: Path) -> None:
+        self.client.log_artifact(run_id, str(path))
+
+    def log_text(self, run_id: str, text: str, name: str) -> None:
+        self.client.log_text(run_id, text, name)
+
+    def set_terminated(self, run_id: str, status: str = "FINISHED") -> None:
+        retry_when_locked(lambda: self.client.set_terminated(run_id, status=status), "ending the run")
+
+
+#: stores of this process that :func:`check_store` accepted
+_CHECKED: set[str] = set()
+
+
+def direct_store(uri: str | None) -> DirectStore | None:
+    """The store ``uri`` (the default one for None) as a :class:`~xmlthresh.tracking_sqlite.DirectStore` when
+    it can be read and written exactly without MLflow (an existing local sqlite store at a verified schema
+    revision), checked once per process first (:func:`~xmlthresh.tracking_store.check_store`); else None."""
+    uri = uri or default_tracking_uri()
+    path = sqlite_path(uri)
+    if path is None or not path.is_file():
+        return None
+    if uri not in _CHECKED:
+        check_store(uri)
+        _CHECKED.add(uri)
+    return DirectStore.for_uri(uri)
+
+
+def _direct_experiment(uri: str | None, name: str) -> tuple[DirectStore, Experiment] | None:
+    """(store, experiment) when both can be used directly (the experiment exists, with local artifacts)."""
+    store = direct_store(uri)
+    found = store.experiment(name) if store is not None else None
+    return None if found is None else (store, found)
 
 
 #: stores this process has checked and opened (created and migrated when new) -- once per process
@@ -237,6 +337,9 @@ def ensure_experiment(uri: str, name: str) -> str:
 
     Under the store's lock: of several processes starting at once one creates the experiment, the others
     find it (a tracking server, which has no file lock: the one that loses the creation looks it up)."""
+    direct = _direct_experiment(uri, name)
+    if direct is not None:
+        return direct[1].experiment_id
     uri = open_store(uri)
     import mlflow
 
@@ -295,26 +398,36 @@ def mark_dead_runs(uri: str | None, experiment: str) -> list[str]:
     this host, is gone -- a job or a sweep killed with SIGKILL, a worker the OS killed for memory: nothing
     could close its run, and it would stay RUNNING forever. Runs of other hosts, and runs without the
     process tags (logged by older versions), are left alone. Returns the ids of the runs it ended."""
-    import mlflow
+    direct = _direct_experiment(uri, experiment)
+    if direct is not None:
+        store, found = direct
+        running = [(run_id, store.get_run(run_id).tags) for run_id in store.run_ids(found.experiment_id, "RUNNING")]
 
-    uri = open_store(uri)
-    client = mlflow.MlflowClient(uri)
-    found = client.get_experiment_by_name(experiment)
-    if found is None:
-        return []
-    running = retry_when_locked(lambda: client.search_runs([found.experiment_id], "attributes.status = 'RUNNING'",
-                                                           max_results=50_000), "looking up running runs")
+        def end(run_id: str, message: str) -> None:
+            store.log_batch(run_id, tags={"error": message})
+            store.set_terminated(run_id, "KILLED")
+    else:
+        import mlflow
+
+        uri = open_store(uri)
+        client = mlflow.MlflowClient(uri)
+        found = client.get_experiment_by_name(experiment)
+        if found is None:
+            return []
+        running = [(run.info.run_id, run.data.tags) for run in retry_when_locked(
+            lambda: client.search_runs([found.experiment_id], "attributes.status = 'RUNNING'", max_results=50_000),
+            "looking up running runs")]
+
+        def end(run_id: str, message: str) -> None:
+            retry_when_locked(lambda: client.set_tag(run_id, "error", message), "tagging a dead run")
+            retry_when_locked(lambda: client.set_terminated(run_id, status="KILLED"), "ending a dead run")
     host, ended = socket.gethostname(), []
-    for run in running:
-        tags = run.data.tags
+    for run_id, tags in running:
         pid = tags.get(PID_TAG, "")
         if tags.get(HOST_TAG) != host or not pid.isdigit() or process_alive(int(pid), tags.get(PID_START_TAG, "")):
             continue
-        run_id = run.info.run_id
-        message = (f"process {pid} on {host} ended without closing this run (killed?); marked KILLED when a "
-                   "later sweep started on this store")
-        retry_when_locked(lambda: client.set_tag(run_id, "error", message), "tagging a dead run")
-        retry_when_locked(lambda: client.set_terminated(run_id, status="KILLED"), "ending a dead run")
+        end(run_id, f"process {pid} on {host} ended without closing this run (killed?); marked KILLED when a "
+                    "later sweep started on this store")
         ended.append(run_id)
     return ended
 
@@ -332,6 +445,11 @@ def config_hash(cfg: Mapping[str, Any], ignore: tuple[str, ...] = ("hydra", "tra
 
 def finished_run_with_hash(uri: str | None, experiment: str, digest: str) -> str | None:
     """Id of a FINISHED run of ``experiment`` whose config hash is ``digest`` (for resuming sweeps)."""
+    direct = _direct_experiment(uri, experiment)
+    if direct is not None:
+        store, found = direct
+        ids = store.run_ids(found.experiment_id, "FINISHED", tag=(CONFIG_HASH_TAG, digest), limit=1)
+        return ids[0] if ids else None
     import mlflow
 
     _quiet_mlflow_logging()
@@ -361,6 +479,16 @@ def log_reused_run(uri: str | None, reused: str, parent_run_id: str | None, file
     computed the result, and ``files`` (the job's copied result.json) as artifacts. So a resumed job is one
     child of its sweep like any other (the report shows it, marked reused) instead of a silent gap.
     Returns the new run's id."""
+    store = direct_store(uri)
+    if store is not None and store.has_local_artifacts(reused):
+        origin = store.get_run(reused)
+        tags = _reused_tags(origin.tags, reused, parent_run_id, extra_tags)
+        run_id = store.create_run(origin.experiment_id, origin.name, tags)
+        store.log_batch(run_id, params=origin.params, metrics=origin.metrics)
+        for path in files:
+            store.log_artifact(run_id, Path(path))
+        store.set_terminated(run_id, "FINISHED")
+        return run_id
     import time
 
     from mlflow.entities import Metric, Param, RunTag
@@ -370,12 +498,7 @@ def log_reused_run(uri: str | None, reused: str, parent_run_id: str | None, file
 
     client = mlflow.MlflowClient(uri)
     origin = retry_when_locked(lambda: client.get_run(reused), f"reading run {reused}")
-    computed_by = origin.data.tags.get(REUSED_TAG, reused)  # a reused run's result came from its own origin
-    tags = {key: value for key, value in origin.data.tags.items() if key not in _OWN_TAGS}
-    tags.update({REUSED_TAG: computed_by, **{k: str(v) for k, v in (extra_tags or {}).items()},
-                 "mlflow.note.content": f"reuses run {computed_by}: the same configuration finished there"})
-    if parent_run_id:
-        tags["mlflow.parentRunId"] = parent_run_id
+    tags = _reused_tags(origin.data.tags, reused, parent_run_id, extra_tags)
     run = retry_when_locked(lambda: client.create_run(origin.info.experiment_id, run_name=origin.info.run_name,
                                                       tags=tags), "creating the reused job's run")
     run_id = run.info.run_id
@@ -387,6 +510,18 @@ def log_reused_run(uri: str | None, reused: str, parent_run_id: str | None, file
         client.log_artifact(run_id, str(path))
     retry_when_locked(lambda: client.set_terminated(run_id, status="FINISHED"), "ending the reused run")
     return run_id
+
+
+def _reused_tags(origin: Mapping[str, str], reused: str, parent_run_id: str | None,
+                 extra_tags: Mapping[str, Any] | None) -> dict[str, str]:
+    """The tags of a reused job's child run: the reused run's own, less those describing that run itself."""
+    computed_by = origin.get(REUSED_TAG, reused)  # a reused run's result came from its own origin
+    tags = {key: value for key, value in origin.items() if key not in _OWN_TAGS}
+    tags.update({REUSED_TAG: computed_by, **{k: str(v) for k, v in (extra_tags or {}).items()},
+                 "mlflow.note.content": f"reuses run {computed_by}: the same configuration finished there"})
+    if parent_run_id:
+        tags["mlflow.parentRunId"] = parent_run_id
+    return tags
 
 
 RESULT_ARTIFACT = "result.json"
@@ -408,21 +543,37 @@ def start_sweep_parent(uri: str | None, experiment: str, sweep_dir: Path, argume
 
     It is tagged as the sweep parent with its directory, commit and command line, and records the
     command-line ``arguments`` and the Hydra ``launcher`` as params."""
-    import mlflow
-
-    from mlflow.entities import Param
-
     uri = uri or default_tracking_uri()
     experiment_id = ensure_experiment(uri, experiment)
-    client = mlflow.MlflowClient(uri)
     tags = {"xmlthresh.sweep": "parent", "sweep_dir": str(sweep_dir), "git_commit": git_commit(),
             "mlflow.note.content": f"python -m xmlthresh -m {arguments}", **process_tags()}
-    run = retry_when_locked(lambda: client.create_run(experiment_id, run_name=f"sweep {sweep_dir.name}", tags=tags),
-                            "creating the sweep's parent run")
-    params = [Param("arguments", arguments[:_MAX_PARAM_LENGTH]), Param("launcher", launcher)]
-    retry_when_locked(lambda: client.log_batch(run.info.run_id, params=params), "logging the sweep's params")
+    name = f"sweep {sweep_dir.name}"
+    params = {"arguments": arguments[:_MAX_PARAM_LENGTH], "launcher": launcher}
+    direct = _direct_experiment(uri, experiment)
+    if direct is not None:
+        run_id = direct[0].create_run(experiment_id, name, tags)
+        direct[0].log_batch(run_id, params=params)
+    else:
+        import mlflow
+
+        client = mlflow.MlflowClient(uri)
+        run_id = retry_when_locked(lambda: client.create_run(experiment_id, run_name=name, tags=tags),
+                                   "creating the sweep's parent run").info.run_id
+        MlflowBackend(client).log_batch(run_id, params=params)
     write_sweep_store(sweep_dir, SweepStore(uri, experiment, experiment_id, source_tags()))
-    return run.info.run_id
+    return run_id
+
+
+def _run_backend(uri: str | None, run_id: str) -> "DirectStore | MlflowBackend":
+    """Where to write to the existing run ``run_id``: the store itself when it is direct (and the run's
+    artifacts are local), else MLflow's client."""
+    store = direct_store(uri)
+    if store is not None and store.has_local_artifacts(run_id):
+        return store
+    import mlflow
+
+    _quiet_mlflow_logging()
+    return MlflowBackend(mlflow.MlflowClient(uri or default_tracking_uri()))
 
 
 class ChildRun(NamedTuple):
@@ -436,45 +587,44 @@ class ChildRun(NamedTuple):
 
 def sweep_children(uri: str | None, parent: str) -> list[ChildRun]:
     """The child runs of the sweep whose parent run is ``parent`` (any status)."""
+    store = direct_store(uri)
+    if store is not None and store.has_local_artifacts(parent):
+        experiment_id = store.get_run(parent).experiment_id
+        children = [store.get_run(run_id) for run_id in store.run_ids(experiment_id, tag=(PARENT_TAG, parent))]
+        return [ChildRun(child.status, "skipped" in child.tags, REUSED_TAG in child.tags) for child in children]
     import mlflow
 
     client = mlflow.MlflowClient(uri or default_tracking_uri())
     experiment_id = client.get_run(parent).info.experiment_id
-    children = client.search_runs([experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{parent}'",
-                                  max_results=50_000)
+    found = client.search_runs([experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{parent}'",
+                               max_results=50_000)
     return [ChildRun(child.info.status, "skipped" in child.data.tags, REUSED_TAG in child.data.tags)
-            for child in children]
+            for child in found]
 
 
 def finish_sweep_parent(uri: str | None, parent: str, counts: Mapping[str, int], failed: bool,
                         error: str | None = None, status: str | None = None) -> None:
     """Log the sweep's ``counts`` as metrics of its parent run and end it FAILED or FINISHED (or ``status``),
     with an ``error`` tag when the sweep itself failed (a config that does not compose, a worker killed)."""
-    import time
-
-    import mlflow
-    from mlflow.entities import Metric, RunTag
-
-    client = mlflow.MlflowClient(uri or default_tracking_uri())
-    now = int(time.time() * 1000)
-    tags = [RunTag("error", error[:5000])] if error else []
-    retry_when_locked(lambda: client.log_batch(parent, metrics=[Metric(k, float(v), now, 0) for k, v in counts.items()],
-                                               tags=tags), "logging the sweep's counts")
-    retry_when_locked(lambda: client.set_terminated(parent, status=status or ("FAILED" if failed else "FINISHED")),
-                      "ending the sweep's parent run")
+    backend = _run_backend(uri, parent)
+    backend.log_batch(parent, metrics={k: float(v) for k, v in counts.items()},
+                      tags={"error": error[:5000]} if error else {})
+    backend.set_terminated(parent, status or ("FAILED" if failed else "FINISHED"))
 
 
 def log_files_to_run(uri: str | None, run_id: str, paths: Iterable[Path]) -> None:
     """Attach files as artifacts of an existing run (not the active one), e.g. a sweep's report to its parent."""
-    import mlflow
-
-    client = mlflow.MlflowClient(uri or default_tracking_uri())
+    backend = _run_backend(uri, run_id)
     for path in paths:
-        client.log_artifact(run_id, str(path))
+        backend.log_artifact(run_id, Path(path))
 
 
 def run_params_and_metrics(uri: str | None, run_id: str) -> tuple[dict[str, str], dict[str, float]]:
     """A run's params and latest metrics from the store ``uri`` (the report rebuilds a run's data set from them)."""
+    store = direct_store(uri)
+    if store is not None and store.has_local_artifacts(run_id):
+        run = store.get_run(run_id)
+        return run.params, run.metrics
     import mlflow
 
     data = mlflow.MlflowClient(uri or default_tracking_uri()).get_run(run_id).data
@@ -514,25 +664,33 @@ def tracked_run(
         yield Tracker(None)
         return
     uri = uri or default_tracking_uri()
-    if sweep is not None and sweep.uri == uri and sweep.experiment == experiment:
-        experiment_id, source = sweep.experiment_id, sweep.source_tags
+    direct = _direct_experiment(uri, experiment) if run_name else None
+    if direct is not None:
+        experiment_id = direct[1].experiment_id
+    elif sweep is not None and sweep.uri == uri and sweep.experiment == experiment:
+        experiment_id = sweep.experiment_id
     else:
         experiment_id = ensure_experiment(uri, experiment)  # checks the store first
-        source = source_tags()
-    import mlflow
-
-    _quiet_mlflow_logging()
-    client = mlflow.MlflowClient(uri)
+    source = sweep.source_tags if sweep is not None and sweep.uri == uri else source_tags()
     run_tags = {**source, "xmlthresh_version": __version__, **process_tags(), **(tags or {})}
     if run_name:
         run_tags["mlflow.runName"] = run_name
     if parent_run_id:
         run_tags["mlflow.parentRunId"] = parent_run_id
-    run = retry_when_locked(lambda: client.create_run(experiment_id, run_name=run_name,
-                                                      tags={k: str(v) for k, v in run_tags.items()}),
-                            f"starting a run in {uri}")
-    run_id = run.info.run_id
-    tracker = Tracker(client, run_id)
+    run_tags = {k: str(v) for k, v in run_tags.items()}
+    if direct is not None:
+        store = direct[0]
+        run_id = store.create_run(experiment_id, run_name, run_tags)
+        tracker = Tracker(store, run_id)
+    else:
+        import mlflow
+
+        _quiet_mlflow_logging()
+        client = mlflow.MlflowClient(uri)
+        run = retry_when_locked(lambda: client.create_run(experiment_id, run_name=run_name, tags=run_tags),
+                                f"starting a run in {uri}")
+        run_id = run.info.run_id
+        tracker = Tracker(MlflowBackend(client), run_id)
     try:
         yield tracker
     except BaseException as exc:
@@ -543,11 +701,11 @@ def tracked_run(
             tracker.set_tags({"error": f"{type(exc).__name__}: {exc}"[:5000]})
             tracker.flush()
         finally:
-            retry_when_locked(lambda: client.set_terminated(run_id, status="FAILED"), "ending the run")
+            tracker.end("FAILED")
         raise
     else:
         tracker.flush()
-        retry_when_locked(lambda: client.set_terminated(run_id, status="FINISHED"), "ending the run")
+        tracker.end("FINISHED")
     finally:
         log.debug("mlflow run %s ended", run_id)
 
