@@ -20,6 +20,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from .config import register_resolvers
+from .hydra_shortcuts import fewer_compositions
 
 log = logging.getLogger("xmlthresh")
 
@@ -84,35 +85,8 @@ def run(args: Sequence[str] | None = None) -> None:
         print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
     argv = list(sys.argv[1:] if args is None else args)
-    with one_line_hydra_errors(), mode_from_command_line(argv):
+    with one_line_hydra_errors(), fewer_compositions(argv):
         hydra_main()
-
-
-#: arguments after which the config may set ``hydra.mode`` (a preset, an override, another primary config)
-_MAY_SET_MODE = ("experiment", "mode", "hydra=", "--config", "-cn", "-cd", "-cp")
-
-
-@contextmanager
-def mode_from_command_line(args: Sequence[str]) -> Iterator[None]:
-    """Spare Hydra composing the whole config twice when only the command line can choose the run mode.
-
-    Before a run Hydra 1.3 composes the config once just to read ``hydra.mode`` (``Hydra.get_mode``), then
-    again for the run: about 0.25 s of CPU each on this project's config tree. ``hydra.mode`` is set only by
-    the presets (``experiment=...``: ``mode: MULTIRUN``) or an explicit override, and the primary config
-    leaves it null. So when no argument mentions a preset, the mode, the ``hydra`` group or another config
-    (:data:`_MAY_SET_MODE`), ``get_mode`` answers None without composing: what it returns for a null
-    ``hydra.mode``, after which Hydra takes the mode from ``-m`` as usual."""
-    if any(token in arg for arg in args for token in _MAY_SET_MODE):
-        yield
-        return
-    from hydra._internal.hydra import Hydra
-
-    original = Hydra.get_mode
-    Hydra.get_mode = lambda self, config_name, overrides: None  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        Hydra.get_mode = original  # type: ignore[method-assign]
 
 
 def hydra_message(exc: BaseException) -> str:
