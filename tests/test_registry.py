@@ -114,3 +114,29 @@ def test_registries_import_only_the_module_of_the_name_asked_for():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split("\n")
     assert "domain" not in out[0] and "pu" not in out[0] and "'independent'" in out[0]
     assert int(out[1]) >= 10
+
+
+def test_every_built_in_plugin_is_found_in_the_module_its_name_points_to():
+    """A lookup imports ``<package>.<name>`` or the registry's ``modules`` entry: for every built-in name that
+    is the module that registers it, so no lookup falls back to importing the whole package (``espgame``'s
+    loader ``ranked_lists`` imported every data set module, scipy.special among them)."""
+    from xmlthresh.cde.registry import CDE_DATASETS, ESTIMATORS
+    from xmlthresh.datasets.registry import DATASETS
+    from xmlthresh.rankers.registry import RANKERS
+    from xmlthresh.strategies.registry import STRATEGIES
+
+    for registry in (DATASETS, STRATEGIES, RANKERS, ESTIMATORS, CDE_DATASETS):
+        registry.discover()
+        for name, obj in registry._entries.items():
+            if obj.__module__.startswith(registry.package + "."):
+                assert obj.__module__ == f"{registry.package}.{registry.modules.get(name, name)}", (registry.kind, name)
+
+
+def test_looking_up_the_ranked_list_loader_imports_no_other_data_set():
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom xmlthresh.datasets.registry import DATASETS\nDATASETS.get('ranked_lists')\n"
+              "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('xmlthresh.datasets.')))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert "ranked_list_files" in out and "xmc_population" not in out and "mulan" not in out

@@ -14,9 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from .lazy_imports import lazy_module
 from .validation import InputError, check_labels
+
+sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 
 
 def safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:

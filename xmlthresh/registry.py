@@ -66,11 +66,14 @@ def _run_plugin_loaders() -> None:
 
 class Registry(Generic[T]):
     """A named collection of plugins of one kind (``kind`` is used in error messages), discovered from the
-    modules of ``package`` (see module docstring)."""
+    modules of ``package`` (see module docstring). ``modules`` names the module of a plugin whose name is not
+    its module's (``ranked_lists`` in ``ranked_list_files``), so that looking it up imports that one module
+    instead of every module of the package."""
 
-    def __init__(self, kind: str, package: str | None = None) -> None:
+    def __init__(self, kind: str, package: str | None = None, modules: Mapping[str, str] | None = None) -> None:
         self.kind = kind
         self.package = package
+        self.modules = dict(modules or {})
         self._entries: dict[str, T] = {}
         self._discovered = package is None
 
@@ -162,7 +165,9 @@ class Registry(Generic[T]):
         return len(self.names())
 
     def _import_module_named(self, name: str) -> None:
-        """Import ``<package>.<name>`` when it exists (the module that, by convention, registers ``name``)."""
+        """Import ``<package>.<name>`` (the module that, by convention, registers ``name``; ``modules`` for the
+        exceptions) when it exists."""
+        name = self.modules.get(name, name)
         if self.package is None or not name.isidentifier() or name.startswith("_") or name in NOT_PLUGIN_MODULES:
             return
         module = f"{self.package}.{name}"

@@ -89,7 +89,8 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
     if cfg.get("warm_up", True):
         started = time.perf_counter()
         first = announce_compilation()
-        strategy.warm_up()
+        on_lists = isinstance(data, RankedLists)
+        strategy.warm_up(lists=on_lists, scores=not on_lists)
         if first:
             compilation_done()
         warmup_seconds = time.perf_counter() - started

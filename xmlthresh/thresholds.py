@@ -12,7 +12,10 @@ without loading the optimisation code.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
+
+from .lazy_imports import lazy_module
+
+sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 
 
 def apply_thresholds(scores: np.ndarray | sp.csr_matrix, thresholds: np.ndarray) -> sp.csr_matrix:

@@ -32,7 +32,6 @@ import sqlite3
 import tempfile
 import time
 import urllib.parse
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any, Iterable, Mapping, NamedTuple
@@ -93,7 +92,7 @@ def local_artifact_root(location: str | None) -> Path | None:
         return None
     parsed = urllib.parse.urlparse(location)
     if parsed.scheme == "file" and parsed.netloc in ("", "localhost") and not parsed.query:
-        return Path(urllib.request.url2pathname(parsed.path))
+        return Path(urllib.parse.unquote(parsed.path))  # url2pathname on POSIX, without importing urllib.request
     if parsed.scheme == "" and os.path.isabs(location):
         return Path(location)
     return None

@@ -25,8 +25,6 @@ import os
 import random
 import sqlite3
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
@@ -96,6 +94,9 @@ def check_sqlite_file(path: Path, uri: str) -> None:
 def check_server(uri: str, timeout: float = SERVER_TIMEOUT) -> None:
     """A tracking server answers ``<uri>/health`` within ``timeout`` seconds (any HTTP status counts as an
     answer: a proxy may not route /health). Without this, MLflow retries an unreachable server for minutes."""
+    import urllib.error  # only for servers: urllib.request costs 30 ms to import
+    import urllib.request
+
     try:
         with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout):
             return

@@ -28,7 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
+
+from .lazy_imports import lazy_module
+
+sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 
 
 class InputError(ValueError):

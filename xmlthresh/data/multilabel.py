@@ -13,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
+from ..lazy_imports import lazy_module
 from .scores import ScoredSplit
+
+sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 
 SPLITS = ("train", "validation", "test")
 

@@ -23,10 +23,12 @@ from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
-import scipy.sparse as sp
 
+from ..lazy_imports import lazy_module
 from ..thresholds import apply_thresholds
 from .ranked_lists import RankedLists
+
+sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 
 
 class ScoreDataError(ValueError):

@@ -3,4 +3,5 @@ modules."""
 
 from ..registry import Registry
 
-DATASETS: Registry = Registry("dataset", package="xmlthresh.datasets")
+DATASETS: Registry = Registry("dataset", package="xmlthresh.datasets",
+                              modules={"ranked_lists": "ranked_list_files", "scores": "score_files"})

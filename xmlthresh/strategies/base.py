@@ -51,7 +51,6 @@ from typing import Any, ClassVar
 import logging
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..data.candidates import Candidates, build_candidates
 from ..data.objective import (FlooredCandidates, check_min_precision, check_smoothing, choice_diagnostics,
@@ -59,10 +58,13 @@ from ..data.objective import (FlooredCandidates, check_min_precision, check_smoo
 from ..data.ranked_lists import RankedLists
 from ..data.scores import ScoredSplit
 from ..data.evaluation import evaluate_cuts
+from ..lazy_imports import lazy_module
 from ..metrics import evaluate, f_beta
 from ..validation import check_beta, check_labels, check_scores
 from .fitted import FittedRule
 from .params import EstimatorParams, not_fitted
+
+sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 
 log = logging.getLogger(__name__)
 
@@ -200,9 +202,12 @@ class BaseStrategy(EstimatorParams):
         """Hook: further :class:`FittedRule` fields a strategy has (``grid``)."""
         return {}
 
-    def warm_up(self) -> None:
-        """Take one-off costs (JIT compilation) out of the timing of ``fit``; nothing by default."""
-        self.unfitted_copy().fit_scores(tiny_scored_split())
+    def warm_up(self, lists: bool = True, scores: bool = True) -> None:
+        """Take one-off costs (JIT compilation, loading compiled kernels) out of the timing of ``fit``, for the
+        kind of data the run fits on: ranked ``lists`` and/or ``scores`` (a strategy of this base class fits
+        scores only)."""
+        if scores:
+            self.unfitted_copy().fit_scores(tiny_scored_split())
 
     def _check_params(self) -> None:
         check_beta(self.beta)
@@ -303,11 +308,15 @@ class ThresholdStrategy(BaseStrategy):
             raise not_fitted(f"{type(self).__name__} was fitted on ranked lists; fit it on scores for score data")
         return split.counts_at(self.score_thresholds_)
 
-    def warm_up(self) -> None:
-        """Compile the numba kernels on a tiny instance so that timing ``fit`` excludes JIT cost."""
-        tiny = RankedLists.from_relevance_lists([[1, 0, 1, 0], [0, 1, 1, 0], [0, 0, 0, 1]], [2, 3, 1], num_docs=5)
-        self.unfitted_copy().fit_lists(tiny)
-        self.unfitted_copy().fit_scores(tiny_scored_split())
+    def warm_up(self, lists: bool = True, scores: bool = True) -> None:
+        """Compile (or load) the numba kernels on a tiny instance so that timing ``fit`` excludes JIT cost: those
+        of ``fit_lists`` for ranked ``lists``, those of ``fit_scores`` (which ranks, then fits the lists) for
+        ``scores`` -- a run on ranked lists loads no score-matrix kernel (nor scipy.sparse)."""
+        if lists:
+            tiny = RankedLists.from_relevance_lists([[1, 0, 1, 0], [0, 1, 1, 0], [0, 0, 0, 1]], [2, 3, 1], num_docs=5)
+            self.unfitted_copy().fit_lists(tiny)
+        if scores:
+            self.unfitted_copy().fit_scores(tiny_scored_split())
 
     # ------------------------------------------------------------------ subclass hooks
     def _objective_candidates(self, lists: RankedLists) -> tuple[Candidates, FlooredCandidates | None]:
