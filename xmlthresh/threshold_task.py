@@ -166,6 +166,11 @@ def thresholds_csv(fitted: FittedRule, label_ids: np.ndarray) -> str:
     if fitted.score_thresholds is not None:
         columns.append(("score_threshold", fitted.score_thresholds))
     columns.append(("excluded", ~fitted.kept_labels))
+    arrays = [np.asarray(values) for _, values in columns]
+    if all(array.dtype.kind in "biuf" for array in arrays):  # numbers only: no quoting, column-wise (283k labels)
+        text = [np.where(array, "True", "False").tolist() if array.dtype.kind == "b" else
+                list(map(repr if array.dtype.kind == "f" else str, array.tolist())) for array in arrays]
+        return ",".join(name for name, _ in columns) + "\n" + "\n".join(map(",".join, zip(*text))) + "\n"
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([name for name, _ in columns])
