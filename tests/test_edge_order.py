@@ -23,7 +23,7 @@ def reference_order(key, dr, dp, label, chain_ptr):
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(1, 6), min_size=1, max_size=12), st.integers(0, 2**32 - 1))
 def test_canonical_order_is_the_stable_lexicographic_order(edges_per_label, seed):
     rng = np.random.default_rng(seed)
