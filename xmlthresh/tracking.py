@@ -491,7 +491,7 @@ def log_reused_run(uri: str | None, reused: str, parent_run_id: str | None, file
         return run_id
     import time
 
-    from mlflow.entities import Metric, Param, RunTag
+    from mlflow.entities import Metric, Param
 
     uri = open_store(uri)
     import mlflow
