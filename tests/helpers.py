@@ -1,15 +1,20 @@
-"""Small helpers shared by test modules: a loopback HTTP server for download tests, finding real data, and
-the package's option groups."""
+"""Small helpers shared by test modules: a loopback HTTP server for download tests, finding real data, the
+package's option groups, the command line in this process, and independent commands run two at a time."""
 
 from __future__ import annotations
 
+import contextlib
 import http.server
+import io
 import os
+import subprocess
+import sys
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Hashable, Iterator
 
 import xmlthresh
 
@@ -81,3 +86,70 @@ def composed(*overrides: str) -> dict:
     from xmlthresh.config import compose
 
     return compose(["tracking.enabled=false", "plots=false", "warm_up=false", *overrides])
+
+
+def run_cli(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``xmlthresh <args>`` in this process (``xmlthresh.cli.main`` with ``sys.argv``, what the console script
+    runs before its fast exit), with ``env`` set for the call: its exit code and captured output, as
+    ``subprocess.run`` would give them. Saves the 3-4 s a fresh interpreter spends importing the job's
+    modules; a test about the process itself (its exit, its stderr as a whole) runs the real one."""
+    from xmlthresh import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_argv, saved_env = sys.argv, {key: os.environ.get(key) for key in env or {}}
+    sys.argv = ["xmlthresh", *args]
+    os.environ.update(env or {})
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            cli.main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            err.write(f"{exc.code}\n")
+    finally:
+        sys.argv = saved_argv
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return subprocess.CompletedProcess(["xmlthresh", *args], code, out.getvalue(), err.getvalue())
+
+
+def free_cores() -> int:
+    """How many commands to run at once: two when this process may use two cores (the suite itself keeps
+    about one busy), else one."""
+    return min(2, len(os.sched_getaffinity(0)))
+
+
+class ConcurrentCommands:
+    """Independent commands of one test module, all submitted up front (in the order given: the order of the
+    tests) and run at most :func:`free_cores` at a time, so that their subprocesses use both cores while each
+    test still checks its own run. ``result(key)`` waits for one command's ``CompletedProcess`` (output
+    captured as text); ``close()`` cancels those not started and waits for the running ones."""
+
+    def __init__(self, commands: dict[Hashable, tuple[list[str], dict[str, str]]], timeout: float) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=free_cores())
+        self._futures: dict[Hashable, Future] = {
+            key: self._pool.submit(subprocess.run, argv, env=env, capture_output=True, text=True, timeout=timeout)
+            for key, (argv, env) in commands.items()
+        }
+
+    def result(self, key: Hashable) -> subprocess.CompletedProcess:
+        return self._futures[key].result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def selected_params(request: Any, name: str, test: str | None = None) -> list:
+    """The values of parameter ``name`` of the tests selected in the requesting module (of test function
+    ``test`` only, when given), in run order and without repeats: what a module fixture has to prepare."""
+    values = []
+    for item in request.session.items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if item.module is request.module and name in params and (test is None or item.originalname == test):
+            if params[name] not in values:
+                values.append(params[name])
+    return values
