@@ -101,7 +101,7 @@ def run_cli(args: list[str], env: dict[str, str] | None = None) -> subprocess.Co
     os.environ.update(env or {})
     code = 0
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with _logging_restored(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             cli.main()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -115,6 +115,29 @@ def run_cli(args: list[str], env: dict[str, str] | None = None) -> subprocess.Co
             else:
                 os.environ[key] = value
     return subprocess.CompletedProcess(["xmlthresh", *args], code, out.getvalue(), err.getvalue())
+
+
+@contextmanager
+def _logging_restored() -> Iterator[None]:
+    """Undo what a run's logging configuration (Hydra's job logging: handlers on the root logger, levels)
+    does to this process's loggers, so that the tests after an in-process run see the logging they saw
+    before; the run's own handlers (its log file) are closed."""
+    import logging
+
+    loggers = [logging.getLogger()] + [lg for lg in logging.Logger.manager.loggerDict.values()
+                                       if isinstance(lg, logging.Logger)]
+    saved = {id(lg): (lg.level, lg.propagate, lg.disabled, list(lg.handlers)) for lg in loggers}
+    try:
+        yield
+    finally:
+        for lg in [logging.getLogger()] + [lg for lg in logging.Logger.manager.loggerDict.values()
+                                           if isinstance(lg, logging.Logger)]:
+            level, propagate, disabled, handlers = saved.get(id(lg), (logging.NOTSET, True, False, []))
+            for handler in lg.handlers:
+                if handler not in handlers:
+                    handler.close()
+            lg.setLevel(level)
+            lg.propagate, lg.disabled, lg.handlers = propagate, disabled, handlers
 
 
 def free_cores() -> int:
