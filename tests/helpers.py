@@ -1,5 +1,5 @@
 """Small helpers shared by test modules: a loopback HTTP server for download tests, finding real data, the
-package's option groups, the command line in this process, and independent commands run two at a time."""
+package's option groups, the command line in this process, and how many processes to run at once."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ import os
 import subprocess
 import sys
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, Hashable, Iterator
+from typing import Iterator
 
 import xmlthresh
 
@@ -141,38 +140,6 @@ def _logging_restored() -> Iterator[None]:
 
 
 def free_cores() -> int:
-    """How many commands to run at once: two when this process may use two cores (the suite itself keeps
-    about one busy), else one."""
+    """How many processes a test should run at once: two when this process may use two cores (the suite
+    itself keeps about one busy), else one."""
     return min(2, len(os.sched_getaffinity(0)))
-
-
-class ConcurrentCommands:
-    """Independent commands of one test module, all submitted up front (in the order given: the order of the
-    tests) and run at most :func:`free_cores` at a time, so that their subprocesses use both cores while each
-    test still checks its own run. ``result(key)`` waits for one command's ``CompletedProcess`` (output
-    captured as text); ``close()`` cancels those not started and waits for the running ones."""
-
-    def __init__(self, commands: dict[Hashable, tuple[list[str], dict[str, str]]], timeout: float) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=free_cores())
-        self._futures: dict[Hashable, Future] = {
-            key: self._pool.submit(subprocess.run, argv, env=env, capture_output=True, text=True, timeout=timeout)
-            for key, (argv, env) in commands.items()
-        }
-
-    def result(self, key: Hashable) -> subprocess.CompletedProcess:
-        return self._futures[key].result()
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-
-def selected_params(request: Any, name: str, test: str | None = None) -> list:
-    """The values of parameter ``name`` of the tests selected in the requesting module (of test function
-    ``test`` only, when given), in run order and without repeats: what a module fixture has to prepare."""
-    values = []
-    for item in request.session.items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        if item.module is request.module and name in params and (test is None or item.originalname == test):
-            if params[name] not in values:
-                values.append(params[name])
-    return values
