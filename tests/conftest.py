@@ -1,12 +1,51 @@
-"""Shared fixtures: the real-data directory (skip with a reason when absent) and an isolated project."""
+"""Shared fixtures: the real-data directory (skip with a reason when absent) and an isolated project; and
+the background compilation of the numba kernels when a large selection of tests starts."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from helpers import no_data
+from helpers import free_cores, no_data
+
+WARM_UP = Path(__file__).with_name("_warm_numba.py")
+#: selections of at least this many tests start the background compilation (XMLTHRESH_TEST_WARM_UP=1: any
+#: selection, =0: never)
+WARM_UP_MIN_TESTS = 200
+_warm_up_process = pytest.StashKey[subprocess.Popen]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """On a fresh checkout the suite spends about a minute of CPU compiling numba kernels (``cache=True``:
+    compiled once, then loaded from the package's __pycache__), inside the first tests that call them, one
+    core busy. tests/_warm_numba.py compiles them on tiny inputs in a background process at low priority, on
+    the second core, while the first tests run; a test that reaches a kernel first compiles it itself, as
+    before. With a warm cache the process only loads the kernels (a few seconds of CPU)."""
+    setting = os.environ.get("XMLTHRESH_TEST_WARM_UP", "")
+    wanted = setting == "1" or (setting != "0" and len(session.items) >= WARM_UP_MIN_TESTS)
+    if not wanted or session.config.option.collectonly or free_cores() < 2:
+        return
+    proc = subprocess.Popen([sys.executable, str(WARM_UP)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        os.setpriority(os.PRIO_PROCESS, proc.pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10))
+    except OSError:
+        pass
+    session.config.stash[_warm_up_process] = proc
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    proc = session.config.stash.get(_warm_up_process, None)
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def real_data_dir() -> Path | None:

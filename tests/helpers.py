@@ -1,10 +1,14 @@
-"""Small helpers shared by test modules: a loopback HTTP server for download tests, finding real data, and
-the package's option groups."""
+"""Small helpers shared by test modules: a loopback HTTP server for download tests, finding real data, the
+package's option groups, the command line in this process, and how many processes to run at once."""
 
 from __future__ import annotations
 
+import contextlib
 import http.server
+import io
 import os
+import subprocess
+import sys
 import threading
 from contextlib import contextmanager
 from functools import partial
@@ -81,3 +85,61 @@ def composed(*overrides: str) -> dict:
     from xmlthresh.config import compose
 
     return compose(["tracking.enabled=false", "plots=false", "warm_up=false", *overrides])
+
+
+def run_cli(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``xmlthresh <args>`` in this process (``xmlthresh.cli.main`` with ``sys.argv``, what the console script
+    runs before its fast exit), with ``env`` set for the call: its exit code and captured output, as
+    ``subprocess.run`` would give them. Saves the 3-4 s a fresh interpreter spends importing the job's
+    modules; a test about the process itself (its exit, its stderr as a whole) runs the real one."""
+    from xmlthresh import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_argv, saved_env = sys.argv, {key: os.environ.get(key) for key in env or {}}
+    sys.argv = ["xmlthresh", *args]
+    os.environ.update(env or {})
+    code = 0
+    try:
+        with _logging_restored(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            cli.main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            err.write(f"{exc.code}\n")
+    finally:
+        sys.argv = saved_argv
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return subprocess.CompletedProcess(["xmlthresh", *args], code, out.getvalue(), err.getvalue())
+
+
+@contextmanager
+def _logging_restored() -> Iterator[None]:
+    """Undo what a run's logging configuration (Hydra's job logging: handlers on the root logger, levels)
+    does to this process's loggers, so that the tests after an in-process run see the logging they saw
+    before; the run's own handlers (its log file) are closed."""
+    import logging
+
+    loggers = [logging.getLogger()] + [lg for lg in logging.Logger.manager.loggerDict.values()
+                                       if isinstance(lg, logging.Logger)]
+    saved = {id(lg): (lg.level, lg.propagate, lg.disabled, list(lg.handlers)) for lg in loggers}
+    try:
+        yield
+    finally:
+        for lg in [logging.getLogger()] + [lg for lg in logging.Logger.manager.loggerDict.values()
+                                           if isinstance(lg, logging.Logger)]:
+            level, propagate, disabled, handlers = saved.get(id(lg), (logging.NOTSET, True, False, []))
+            for handler in lg.handlers:
+                if handler not in handlers:
+                    handler.close()
+            lg.setLevel(level)
+            lg.propagate, lg.disabled, lg.handlers = propagate, disabled, handlers
+
+
+def free_cores() -> int:
+    """How many processes a test should run at once: two when this process may use two cores (the suite
+    itself keeps about one busy), else one."""
+    return min(2, len(os.sched_getaffinity(0)))

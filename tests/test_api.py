@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
+from helpers import run_cli
 from hypothesis import strategies as st
 
 import xmlthresh
@@ -121,10 +122,8 @@ def esp_like(seed: int, top_k: int | None):
 def cli_result(scores, labels, tmp_path, *overrides: str) -> tuple[dict, pd.DataFrame]:
     path = save_scores(tmp_path / "esp_like.npz", ScoreData("esp_like", {"test": ScoredSplit(scores, labels)}))
     run_dir = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "-m", "xmlthresh", "dataset=scores", f"dataset.path={path}", "tracking.enabled=false",
-         "plots=false", f"hydra.run.dir={run_dir}", *overrides],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "XMLTHRESH_HOME": str(tmp_path)})
+    proc = run_cli(["dataset=scores", f"dataset.path={path}", "tracking.enabled=false", "plots=false",
+                    f"hydra.run.dir={run_dir}", *overrides], env={"XMLTHRESH_HOME": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
     return json.loads((run_dir / "result.json").read_text()), pd.read_csv(run_dir / "thresholds.csv")
 

@@ -14,6 +14,9 @@ process (a few seconds): the pinned digests, and small instances under one and t
   the test is skipped with the reason);
 * against pinned digests: a machine of another kind (or a numpy whose random streams changed) that draws
   other data fails here, with the generator named.
+
+The probe processes the selected slow tests need are independent: a module fixture starts them together,
+two at a time, the longest (the other-CPU one, which compiles every kernel for a generic x86-64) first.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ import json
 import os
 import subprocess
 import sys
-from functools import lru_cache
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from helpers import free_cores
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _generator_hashes import generator_hashes  # noqa: E402
@@ -59,7 +63,6 @@ def _other_cpu_env(tmp: Path) -> dict[str, str]:
     }
 
 
-@lru_cache(maxsize=None)
 def _run(env_items: tuple[tuple[str, str], ...]) -> dict:
     env = {**os.environ, **dict(env_items)}
     done = subprocess.run([sys.executable, str(PROBE)], env=env, capture_output=True, text=True, timeout=600)
@@ -67,8 +70,38 @@ def _run(env_items: tuple[tuple[str, str], ...]) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def run_probe(**env: str) -> dict:
-    return _run(tuple(sorted(env.items())))
+ONE = {"NUMBA_NUM_THREADS": "1"}
+TWO = {"NUMBA_NUM_THREADS": "2"}
+
+
+@pytest.fixture(scope="module")
+def other_cpu_env(tmp_path_factory) -> dict[str, str]:
+    return {**ONE, **_other_cpu_env(tmp_path_factory.mktemp("numba_cache"))}
+
+
+@pytest.fixture(scope="module")
+def run_probe(request, other_cpu_env):
+    """``run_probe(**env)``: the probe's output in a fresh process with ``env``, each variant run once. The
+    variants the selected tests of this module need are started at once, two at a time."""
+    needs = {"test_generators_same_on_other_cpu_code_paths": [other_cpu_env, ONE] if _dispatched_features() else [],
+             "test_generators_same_with_one_and_two_numba_threads": [ONE, TWO],
+             "test_generators_match_pinned_digests_in_a_fresh_single_thread_process": [ONE]}
+    pool = ThreadPoolExecutor(max_workers=free_cores())
+    started: dict[tuple[tuple[str, str], ...], Future] = {}
+
+    def start(env: dict[str, str]) -> Future:
+        key = tuple(sorted(env.items()))
+        if key not in started:
+            started[key] = pool.submit(_run, key)
+        return started[key]
+
+    selected = {item.originalname for item in request.session.items if item.module is request.module}
+    for name in needs:  # the other-CPU probe first: it takes longest
+        if name in selected:
+            for env in needs[name]:
+                start(env)
+    yield lambda **env: start(env).result()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _differences(first: dict, second: dict) -> list[str]:
@@ -76,19 +109,19 @@ def _differences(first: dict, second: dict) -> list[str]:
 
 
 @pytest.mark.slow
-def test_generators_same_with_one_and_two_numba_threads():
-    one = run_probe(NUMBA_NUM_THREADS="1")["generators"]
-    two = run_probe(NUMBA_NUM_THREADS="2")["generators"]
+def test_generators_same_with_one_and_two_numba_threads(run_probe):
+    one = run_probe(**ONE)["generators"]
+    two = run_probe(**TWO)["generators"]
     assert set(one) == set(PINNED)
     assert not _differences(one, two), f"generators that depend on the thread count: {_differences(one, two)}"
 
 
 @pytest.mark.slow
-def test_generators_same_on_other_cpu_code_paths(tmp_path_factory):
+def test_generators_same_on_other_cpu_code_paths(run_probe, other_cpu_env):
     if not _dispatched_features():
         pytest.skip("numpy has no dispatched CPU features on this machine: no second code path to compare")
-    here = run_probe(NUMBA_NUM_THREADS="1")
-    other = run_probe(NUMBA_NUM_THREADS="1", **_other_cpu_env(tmp_path_factory.mktemp("numba_cache")))
+    here = run_probe(**ONE)
+    other = run_probe(**other_cpu_env)
     if not _differences(here["numpy"], other["numpy"]):
         pytest.skip("numpy's and glibc's functions give the same bits on both code paths of this machine")
     differing = _differences(here["generators"], other["generators"])
@@ -103,8 +136,8 @@ def test_generators_match_pinned_digests():
 
 
 @pytest.mark.slow
-def test_generators_match_pinned_digests_in_a_fresh_single_thread_process():
-    got = run_probe(NUMBA_NUM_THREADS="1")["generators"]
+def test_generators_match_pinned_digests_in_a_fresh_single_thread_process(run_probe):
+    got = run_probe(**ONE)["generators"]
     assert not _differences(PINNED, got), f"generators that draw other data: {_differences(PINNED, got)}"
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from helpers import run_cli
 
 from xmlthresh import paths, plugins
 from xmlthresh.data.multilabel import ScoreData
@@ -323,12 +324,8 @@ def test_platt_calibration_maps_into_the_unit_interval_and_keeps_the_order():
 def test_cli_run_writes_the_kind_into_result_json(isolated_home, tmp_path):
     needs_xcolumns("xcolumns_fw")
     run_dir = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "-m", "xmlthresh", "strategy=xcolumns_fw", "dataset=synthetic_xmc", "dataset.n_labels=60",
-         "dataset.num_docs=150", "dataset.top_k=null", "tracking.enabled=false", "plots=false",
-         f"hydra.run.dir={run_dir}"],
-        capture_output=True, text=True, timeout=300,
-    )
+    proc = run_cli(["strategy=xcolumns_fw", "dataset=synthetic_xmc", "dataset.n_labels=60", "dataset.num_docs=150",
+                    "dataset.top_k=null", "tracking.enabled=false", "plots=false", f"hydra.run.dir={run_dir}"])
     assert proc.returncode == 0, proc.stderr
     result = json.loads((run_dir / "result.json").read_text())
     assert result["strategy"] == "xcolumns_fw" and result["kind"] == "randomized"

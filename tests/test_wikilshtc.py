@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 import zipfile
 from pathlib import Path
@@ -14,7 +12,7 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from helpers import PACKAGE_CONF, no_data
+from helpers import PACKAGE_CONF, no_data, run_cli
 from xmlthresh.data import build_candidates, keyed_store
 from xmlthresh.datasets import DATASETS, ranked_list_cache
 from xmlthresh.datasets.wikilshtc import WIKI_N_LABELS, WIKI_NUM_DOCS, WikiLSHTC
@@ -92,12 +90,9 @@ def test_num_docs_is_required_and_checked(fake_wiki):
 
 
 def test_cli_runs_on_the_dataset(fake_wiki, tmp_path):
-    env = {**os.environ, "XMLTHRESH_HOME": str(tmp_path / "home")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "xmlthresh", "strategy=domain", "dataset=wikilshtc", "dataset.num_docs=50",
-         "dataset.include_predict_all=false", "tracking.enabled=false", f"hydra.run.dir={tmp_path / 'run'}"],
-        capture_output=True, text=True, env=env, timeout=300,
-    )
+    proc = run_cli(["strategy=domain", "dataset=wikilshtc", "dataset.num_docs=50", "dataset.include_predict_all=false",
+                    "tracking.enabled=false", f"hydra.run.dir={tmp_path / 'run'}"],
+                   env={"XMLTHRESH_HOME": str(tmp_path / "home")})
     assert proc.returncode == 0, proc.stderr
     result = json.loads((tmp_path / "run" / "result.json").read_text())
     assert result["dataset"] == "wikilshtc" and 0 < result["f_macro"] <= 1
