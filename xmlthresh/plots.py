@@ -36,13 +36,18 @@ from .files import write_bytes_atomic, write_text_atomic
 from .metrics import f_beta
 
 
-def _pyplot():
-    import matplotlib
+#: resolution of the saved pictures (pixels per inch)
+DPI = 110
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    return plt
+def _figure(figsize: tuple[float, float], **kwargs: Any):
+    """A figure on its own Agg canvas: no pyplot (no global figure registry to close, no backend lookup)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, **kwargs)
+    FigureCanvasAgg(fig)
+    return fig
 
 
 def _level_lines(ax, beta: float, levels=None) -> None:
@@ -58,7 +63,6 @@ def achievable_set(lists: RankedLists, beta: float, cuts: np.ndarray | None = No
     """Figure of D(V), its hull boundary, level lines, the returned point and the hull maximiser."""
     from .strategies.linearization import LinearizedMap
 
-    plt = _pyplot()
     kept = lists if np.all(lists.n_relevant > 0) else lists.with_relevant_only()[0]
     cands = build_candidates(kept)
     p, r = cands.precision, cands.recall
@@ -76,7 +80,8 @@ def achievable_set(lists: RankedLists, beta: float, cuts: np.ndarray | None = No
         title = f"{n_points} random threshold vectors"
     points_p, points_r = p[choice].mean(axis=1), r[choice].mean(axis=1)
     vmap = LinearizedMap.build(cands, beta)
-    fig, ax = plt.subplots(figsize=(5.2, 5))
+    fig = _figure((5.2, 5))
+    ax = fig.subplots()
     _level_lines(ax, beta)
     ax.scatter(points_p, points_r, s=2, color="tab:blue", alpha=0.35, label=f"D(V): {title}")
     ax.plot(vmap.mean_p, vmap.mean_r, color="black", lw=1, label="convex hull boundary (Minkowski sum)")
@@ -117,9 +122,9 @@ def argv_csv(theta: np.ndarray, arg_v: np.ndarray) -> str:
 def argv_plot(lists: RankedLists, beta: float, n_angles: int = 2000,
               curve: tuple[np.ndarray, np.ndarray] | None = None):
     """Figure of ArgV(theta) against the identity (``curve``: the :func:`argv_curve` when already computed)."""
-    plt = _pyplot()
     theta, arg_v = curve if curve is not None else argv_curve(lists, beta, n_angles)
-    fig, ax = plt.subplots(figsize=(5, 4.2))
+    fig = _figure((5, 4.2))
+    ax = fig.subplots()
     ax.plot(theta, arg_v, drawstyle="steps-post", label="ArgV")
     ax.plot([0, np.pi / 2], [0, np.pi / 2], "--", color="0.5", label="identity")
     ax.set_xlabel("angle of (P0, R0)")
@@ -133,10 +138,10 @@ def argv_plot(lists: RankedLists, beta: float, n_angles: int = 2000,
 def pr_curves(lists: RankedLists, cuts: np.ndarray, n_labels: int = 6, labels: np.ndarray | None = None):
     """Precision-recall curves over every cut of their lists, chosen cut marked: of the labels at the
     positions ``labels`` (the reference work's Fig. 3.3 picks them), else of the ``n_labels`` most frequent."""
-    plt = _pyplot()
     order = (np.asarray(labels) if labels is not None
              else np.argsort(-lists.n_relevant, kind="stable")[:n_labels])
-    fig, ax = plt.subplots(figsize=(5.2, 4.4))
+    fig = _figure((5.2, 4.4))
+    ax = fig.subplots()
     for k in order:
         length = int(lists.list_length[k])
         ranks = lists.relevant_rank[lists.label_ptr[k]:lists.label_ptr[k + 1]]
@@ -164,13 +169,13 @@ def per_label_pr(lists: RankedLists, cuts: np.ndarray, strategy: str, beta: floa
     from .data.evaluation import true_positives_at_cuts
     from .metrics import per_label_precision_recall
 
-    plt = _pyplot()
     kept_labels = lists.n_relevant > 0
     kept = lists if kept_labels.all() else lists.select_labels(kept_labels)
     kept_cuts = np.asarray(cuts)[kept_labels]
     p, r = per_label_precision_recall(true_positives_at_cuts(kept, kept_cuts), kept_cuts, kept.n_relevant)
     shown = np.random.default_rng(seed).permutation(kept.n_labels)[:max_points]
-    fig, ax = plt.subplots(figsize=(5.2, 5))
+    fig = _figure((5.2, 5))
+    ax = fig.subplots()
     _level_lines(ax, beta)
     ax.scatter(p[shown], r[shown], s=10, marker=".", color="tab:blue", alpha=0.6, label=f"labels ({len(shown)})")
     ax.plot(p.mean(), r.mean(), "*", color="tab:red", ms=12,
@@ -191,8 +196,8 @@ def error_map(grid) -> Any:
     coordinate-wise maximum lies in one of its cells) and the reference's point test as red circles."""
     from matplotlib.patches import Rectangle
 
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
+    fig = _figure((10, 4.6))
+    axes = fig.subplots(1, 2)
     valid = np.isfinite(grid["F(V)"].to_numpy())
     error = np.hypot(grid["Pmax"] - grid["Pmin"], grid["Rmax"] - grid["Rmin"]).to_numpy()
     finite = valid & np.isfinite(error)
@@ -223,11 +228,11 @@ def fan_plot(fitted: Any):
     the lower bound, drawn from ``fitted.fan`` (two panels: the quadrant, and a zoom on the region)."""
     from matplotlib.patches import Polygon
 
-    plt = _pyplot()
     fan, info, beta = fitted.fan, fitted.info, fitted.beta
     support, chain, region = fan["support_points"], fan["outer_chain"], fan["region_boundary"]
     lower, upper = fitted.lower_bound, fitted.upper_bound
-    fig, axes = plt.subplots(1, 2, figsize=(10.4, 5))
+    fig = _figure((10.4, 5))
+    axes = fig.subplots(1, 2)
     (rp0, rp1), (rr0, rr1) = (info["region_P_min"], info["region_P_max"]), (info["region_R_min"], info["region_R_max"])
     half = 0.75 * max(rp1 - rp0, rr1 - rr0, 1e-6)
     zoom = ((0.5 * (rp0 + rp1) - half, 0.5 * (rp0 + rp1) + half), (0.5 * (rr0 + rr1) - half, 0.5 * (rr0 + rr1) + half))
@@ -285,7 +290,6 @@ def metric_choice_density(fitted: Any):
     optimum, log-scaled 2-D histograms on one colour scale, with each metric's mean point."""
     from matplotlib.colors import LogNorm
 
-    plt = _pyplot()
     beta = fitted.beta
     lists, cuts = _kept(fitted)
     cands, choice = macro_f_optimum(lists, beta)
@@ -294,7 +298,8 @@ def metric_choice_density(fitted: Any):
     bins = np.linspace(0, 1, 51)
     counts = [np.histogram2d(p, r, bins=[bins, bins])[0] for _, p, r in panels]
     top = max(1.0, max(float(c.max()) for c in counts))
-    fig, axes = plt.subplots(1, 2, figsize=(11.5, 5.4), layout="constrained")
+    fig = _figure((11.5, 5.4), layout="constrained")
+    axes = fig.subplots(1, 2)
     for ax, (title, p, r), count in zip(axes, panels, counts):
         image = ax.pcolormesh(bins, bins, np.where(count > 0, count, np.nan).T, cmap="viridis",
                               norm=LogNorm(vmin=1, vmax=top))
@@ -323,7 +328,6 @@ def metric_choice_groups(fitted: Any):
     and the level line of F through the macro-F point."""
     from .strategies.linearization import LinearizedMap
 
-    plt = _pyplot()
     beta = fitted.beta
     b2 = beta * beta
     lists, cuts = _kept(fitted)
@@ -334,7 +338,8 @@ def metric_choice_groups(fitted: Any):
     same = cands.cut[choice] == cuts
     groups = (("same threshold under both metrics", same), ("p_k >= r_k under F-macro", ~same & (p_opt >= r_opt)),
               ("p_k < r_k under F-macro", ~same & (p_opt < r_opt)))
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.8))
+    fig = _figure((14, 4.8))
+    axes = fig.subplots(1, 3)
     grid = np.linspace(1e-3, 1, 300)
     gp, gr = np.meshgrid(grid, grid)
     for ax, (title, mask) in zip(axes, groups):
@@ -375,7 +380,6 @@ def save_run_plots(fitted: Any, out_dir: Path, figures: Sequence[str] = (),
     """Every plot that applies to a rule fitted on ranked lists (a :class:`~xmlthresh.strategies.fitted.FittedRule`
     with ``fit_lists``), drawn from what it holds -- nothing is refitted -- and saved into ``out_dir``, plus the
     ``figures`` of :data:`EXTRA_FIGURES` asked for; ``labels``: positions of the labels ``pr_curves.png`` draws."""
-    plt = _pyplot()
     lists, beta = fitted.fit_lists, fitted.beta
     extra = set(figures)
     curve = argv_curve(lists, beta)  # drawn in argv.png, written as data to argv.csv
@@ -398,8 +402,7 @@ def save_run_plots(fitted: Any, out_dir: Path, figures: Sequence[str] = (),
     for name, make in drawings.items():
         fig = make()
         buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=110)
-        plt.close(fig)
+        fig.savefig(buffer, format="png", dpi=DPI)
         write_bytes_atomic(out_dir / name, buffer.getvalue())
         paths.append(out_dir / name)
     return paths
