@@ -50,6 +50,16 @@ def _figure(figsize: tuple[float, float], **kwargs: Any):
     return fig
 
 
+def _tight(fig) -> None:
+    """``tight_layout`` at the saved resolution, then no layout engine. At :data:`DPI` the layout pass and the
+    drawing share one renderer (and its cached text extents); without an engine savefig does not lay the figure
+    out again (a whole draw without rendering) -- ``tight_layout`` leaves a placeholder engine that makes it.
+    The artists are made before, at the default resolution: contour labels are placed in pixels when made."""
+    fig.set_dpi(DPI)
+    fig.tight_layout()
+    fig.set_layout_engine(None)
+
+
 def _level_lines(ax, beta: float, levels=None) -> None:
     grid = np.linspace(1e-3, 1, 200)
     P, R = np.meshgrid(grid, grid)
@@ -100,7 +110,7 @@ def achievable_set(lists: RankedLists, beta: float, cuts: np.ndarray | None = No
     ax.set_ylim(0, 1.02)
     ax.set_title(f"{lists.name or 'data'}: achievable (P, R), beta = {beta:g}", fontsize=10)
     ax.legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
+    _tight(fig)
     return fig
 
 
@@ -131,7 +141,7 @@ def argv_plot(lists: RankedLists, beta: float, n_angles: int = 2000,
     ax.set_ylabel("angle of V(P0, R0)")
     ax.set_title(f"{lists.name or 'data'}: linearised map, beta = {beta:g}", fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
+    _tight(fig)
     return fig
 
 
@@ -158,7 +168,7 @@ def pr_curves(lists: RankedLists, cuts: np.ndarray, n_labels: int = 6, labels: n
     ax.set_title(f"PR curves of {'chosen' if labels is not None else 'frequent'} labels (markers: chosen cuts)",
                  fontsize=10)
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    _tight(fig)
     return fig
 
 
@@ -186,7 +196,7 @@ def per_label_pr(lists: RankedLists, cuts: np.ndarray, strategy: str, beta: floa
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"per-label operating points of {strategy}, beta = {beta:g}", fontsize=10)
     ax.legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
+    _tight(fig)
     return fig
 
 
@@ -219,7 +229,7 @@ def error_map(grid) -> Any:
         ax.legend(fontsize=7, loc="lower right")
     axes[0].set_title("error of the linearisation and the region holding every fixed point", fontsize=9)
     axes[1].set_title("F(V) on the grid", fontsize=9)
-    fig.tight_layout()
+    _tight(fig)
     return fig
 
 
@@ -258,7 +268,7 @@ def fan_plot(fitted: Any):
     axes[0].set_title(f"{name}: domain_fast, n_angles = {fan['n_angles']}, beta = {beta:g}", fontsize=9)
     axes[1].set_title(f"zoom on the region: dF {info['region_dF']:.2g}, dRad {info['region_dradius']:.2g}, "
                       f"dArg {info['region_dangle']:.2g}", fontsize=9)
-    fig.tight_layout()
+    _tight(fig)
     return fig
 
 
@@ -367,7 +377,7 @@ def metric_choice_groups(fitted: Any):
         ax.legend(fontsize=6.5, loc="lower left")
     fig.suptitle(f"{lists.name or 'data'}: label groups at the F-macro optimum (P0 {P0:.3f}, R0 {R0:.3f}), "
                  f"beta = {beta:g}", fontsize=10)
-    fig.tight_layout()
+    _tight(fig)
     return fig
 
 
