@@ -68,6 +68,22 @@ def _level_lines(ax, beta: float, levels=None) -> None:
     ax.clabel(contour, fontsize=7, fmt="%.1f")
 
 
+def _random_vectors(rng: np.random.Generator, n_points: int, counts: np.ndarray, first: np.ndarray,
+                    p: np.ndarray, r: np.ndarray, block: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
+    """Mean (P, R) of ``n_points`` threshold vectors drawn uniformly (label k: candidate ``first[k] +
+    floor(u * counts[k])``, u uniform in [0, 1), row after row from ``rng``), drawn and averaged in blocks of
+    about ``block`` entries: the same numbers as one (n_points, n_labels) draw -- the generator's stream does not
+    depend on how it is cut -- at half the CPU, because each block stays in the cache."""
+    n_labels = len(counts)
+    rows = max(1, block // n_labels)
+    points_p, points_r = np.empty(n_points), np.empty(n_points)
+    for start in range(0, n_points, rows):
+        stop = min(n_points, start + rows)
+        choice = (rng.random((stop - start, n_labels)) * counts).astype(np.int64) + first
+        points_p[start:stop], points_r[start:stop] = p[choice].mean(axis=1), r[choice].mean(axis=1)
+    return points_p, points_r
+
+
 def achievable_set(lists: RankedLists, beta: float, cuts: np.ndarray | None = None, max_points: int = 20_000,
                    seed: int = 0):
     """Figure of D(V), its hull boundary, level lines, the returned point and the hull maximiser."""
@@ -77,18 +93,17 @@ def achievable_set(lists: RankedLists, beta: float, cuts: np.ndarray | None = No
     cands = build_candidates(kept)
     p, r = cands.precision, cands.recall
     counts = np.diff(cands.cand_ptr)
-    rng = np.random.default_rng(seed)
     with np.errstate(over="ignore"):  # an astronomically large set (WikiLSHTC) is sampled: inf is fine
         total = float(np.prod(counts.astype(float)))
     if total <= max_points:  # every threshold vector
         grids = np.meshgrid(*[np.arange(c) for c in counts], indexing="ij")
         choice = np.stack([g.ravel() for g in grids], axis=1) + cands.cand_ptr[:-1]
+        points_p, points_r = p[choice].mean(axis=1), r[choice].mean(axis=1)
         title = f"all {int(total)} threshold vectors"
     else:
-        n_points = max(10, min(max_points, 20_000_000 // kept.n_labels))  # bounded memory for 10^5+ labels
-        choice = (rng.random((n_points, kept.n_labels)) * counts).astype(np.int64) + cands.cand_ptr[:-1]
+        n_points = max(10, min(max_points, 20_000_000 // kept.n_labels))  # bounded work for 10^5+ labels
+        points_p, points_r = _random_vectors(np.random.default_rng(seed), n_points, counts, cands.cand_ptr[:-1], p, r)
         title = f"{n_points} random threshold vectors"
-    points_p, points_r = p[choice].mean(axis=1), r[choice].mean(axis=1)
     vmap = LinearizedMap.build(cands, beta)
     fig = _figure((5.2, 5))
     ax = fig.subplots()
