@@ -55,3 +55,22 @@ def test_no_overflow_warning_on_a_huge_achievable_set():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         achievable_set(lists, 1.0, max_points=2000)
+
+
+def test_pictures_leave_the_garbage_collector_as_they_found_it(tmp_path):
+    """The run's objects are frozen out of the collector only while the pictures are drawn, and a caller's own
+    frozen objects stay frozen."""
+    import gc
+
+    lists = generate_ranked_lists(n_labels=8, num_docs=40, seed=4)
+    fitted = STRATEGIES.get("independent")().fit_lists(lists).fitted()
+    assert gc.get_freeze_count() == 0
+    save_run_plots(fitted, tmp_path)
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        save_run_plots(fitted, tmp_path)
+        assert 0 < gc.get_freeze_count() <= frozen  # still frozen (less any freed by their reference count)
+    finally:
+        gc.unfreeze()
