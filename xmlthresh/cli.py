@@ -114,6 +114,7 @@ def console() -> None:
     about 1 s of CPU after the work is done (measured: 9.5 -> 8.2 s for a tracked espgame run; 2.7 -> 1.8 s for
     a domain warm-up alone). So after flushing the logs and the output and running the exit handlers as
     usual, the process ends with ``os._exit``. Called as a library function, :func:`main` exits normally."""
+    os.environ["XMLTHRESH_CLI"] = "1"  # this process and its workers belong to one command (xmlthresh.plots)
     try:
         main()
         code = 0
