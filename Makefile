@@ -38,7 +38,7 @@ check-installed: $(STAMP)
 	PYTHON=$(PYTHON) BUILD_PYTHON=$(BIN)/python .ci/installed/check.sh
 
 # The MLflow UI on the project's store (runs/ at $$XMLTHRESH_HOME, else here; the artifact root is where
-# xmlthresh.tracking puts artifacts), loopback only, one worker and without MLflow's background job runner,
+# xmlthresh.tracking.mlflow_runs puts artifacts), loopback only, one worker and without MLflow's background job runner,
 # so it is up in seconds; Ctrl-C stops it. UI_PORT=5001 for another port.
 # MLflow 3 opens on its GenAI view and shows no metric column: the URL below opens the "Model training"
 # view; in an experiment's runs table, "Columns" -> f_macro, lower_bound, upper_bound, gap, fit_seconds and

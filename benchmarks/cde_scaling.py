@@ -47,7 +47,7 @@ ONE_THREAD = {key: "1" for key in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "M
 
 def worker(estimator_name: str, n_train: int, seed: int) -> dict:
     """Fit, predict and evaluate one estimator on SURD with ``n_train`` points; the measurements as a dict."""
-    import xmlthresh.plugins  # noqa: F401  (estimators of installed plugins, e.g. mdn, resolve by name)
+    import xmlthresh.config.plugins  # noqa: F401  (estimators of installed plugins, e.g. mdn, resolve by name)
     from xmlthresh.cde.benchmark import load_dataset, make_estimator
     from xmlthresh.cde.metrics import evaluate_cde
 

@@ -497,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"updated the benchmark section of {args.readme}", file=sys.stderr)
 
     if not args.no_mlflow:
-        from xmlthresh.tracking import tracked_run
+        from xmlthresh.tracking.mlflow_runs import tracked_run
 
         run_name = "benchmark-quick" if args.quick else "benchmark"
         with tracked_run(True, args.mlflow_uri, experiment="benchmarks", run_name=run_name) as tracker:

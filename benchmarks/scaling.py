@@ -361,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     print(body)
     print(f"\nwritten: {md}, {png}", file=sys.stderr)
     if not args.no_mlflow:
-        from xmlthresh.tracking import tracked_run
+        from xmlthresh.tracking.mlflow_runs import tracked_run
 
         with tracked_run(True, args.mlflow_uri, experiment="benchmarks", run_name="scaling") as tracker:
             tracker.log_params({"max_candidates": args.max_candidates, "repeats": args.repeats,

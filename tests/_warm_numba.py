@@ -25,7 +25,7 @@ def steps():
         generator_hashes(small=True)
 
     def strategies():
-        import xmlthresh.plugins  # noqa: F401  (the plugins' strategies too)
+        import xmlthresh.config.plugins  # noqa: F401  (the plugins' strategies too)
         from xmlthresh.strategies import STRATEGIES
 
         for name in STRATEGIES.names():
@@ -42,7 +42,7 @@ def steps():
         STRATEGIES.get("domain")(refine="bnb").fit_lists(lists)
 
     def protocols():
-        from xmlthresh.job import run_job
+        from xmlthresh.run.job import run_job
 
         lists = {"loader": "synthetic", "name": "synthetic", "n_labels": 20, "num_docs": 120}
         scores = {"loader": "synthetic_xmc", "name": "synthetic_xmc", "n_labels": 40, "num_docs": 100}
@@ -57,7 +57,7 @@ def steps():
     def readers():
         import numpy as np
 
-        from xmlthresh.data.ranked_list_file import read_ranked_lists
+        from xmlthresh.data.ranked_list_format import read_ranked_lists
         from xmlthresh.data.stratify import stratified_holdout
 
         with tempfile.TemporaryDirectory() as tmp:

@@ -38,7 +38,7 @@ def serve_directory(root: Path) -> Iterator[str]:
 
 def default_data_dir() -> Path:
     """Where the loaders read and download raw data when XMLTHRESH_DATA is unset (as
-    :func:`xmlthresh.paths.data_dir`): ``$XDG_CACHE_HOME/xmlthresh/data``, default ``~/.cache/xmlthresh/data``."""
+    :func:`xmlthresh._util.paths.data_dir`): ``$XDG_CACHE_HOME/xmlthresh/data``, default ``~/.cache/xmlthresh/data``."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "xmlthresh" / "data"
 
 
@@ -82,17 +82,17 @@ def write_mulan_set(data: Path, name: str, n_train: int = 160, n_test: int = 80,
 
 def composed(*overrides: str) -> dict:
     """The resolved config the CLI would run (tracking, plots and JIT warm-up off)."""
-    from xmlthresh.config import compose
+    from xmlthresh.config.compose import compose
 
     return compose(["tracking.enabled=false", "plots=false", "warm_up=false", *overrides])
 
 
 def run_cli(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``xmlthresh <args>`` in this process (``xmlthresh.cli.main`` with ``sys.argv``, what the console script
+    """``xmlthresh <args>`` in this process (``xmlthresh.cli.entry.main`` with ``sys.argv``, what the console script
     runs before its fast exit), with ``env`` set for the call: its exit code and captured output, as
     ``subprocess.run`` would give them. Saves the 3-4 s a fresh interpreter spends importing the job's
     modules; a test about the process itself (its exit, its stderr as a whole) runs the real one."""
-    from xmlthresh import cli
+    from xmlthresh.cli import entry as cli
 
     out, err = io.StringIO(), io.StringIO()
     saved_argv, saved_env = sys.argv, {key: os.environ.get(key) for key in env or {}}

@@ -21,9 +21,9 @@ import xmlthresh
 from score_instances import random_scores
 from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.scores import ScoredSplit
-from xmlthresh.datasets.score_files import save_scores
+from xmlthresh.datasets.score_loader import save_scores
 from xmlthresh.metrics import f_macro_score
-from xmlthresh.plugins import load_plugins
+from xmlthresh.config.plugins import load_plugins
 from xmlthresh.result import FIELDS, ThresholdResult
 from xmlthresh.strategies import STRATEGIES
 from xmlthresh.validation import InputError
@@ -294,7 +294,7 @@ def test_sparse_top_k_scores_are_never_densified():
 
 def test_load_dataset_by_option_name_like_the_cli(monkeypatch):
     """``xmlthresh.load_dataset("synthetic")`` composes the option the CLI composes; parameters override it."""
-    from xmlthresh.registry import UnknownNameError
+    from xmlthresh._util.registry import UnknownNameError
 
     lists = xmlthresh.load_dataset("synthetic")
     assert lists.n_labels == 200 and lists.num_docs == 2000  # the values of conf/dataset/synthetic.yaml

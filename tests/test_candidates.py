@@ -46,7 +46,7 @@ def test_labels_without_relevant_documents_must_be_dropped_first():
 
 
 def test_espgame_candidate_count(real_data):
-    from xmlthresh.data.ranked_list_file import read_ranked_lists
+    from xmlthresh.data.ranked_list_format import read_ranked_lists
 
     lists = read_ranked_lists(real_data / "berger" / "ESPGameNN.txt", num_docs=2080)
     assert build_candidates(lists, pareto=False).n_candidates == 9774  # theory.md: 557,708 -> 9,774

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_module
 
-from xmlthresh.cli import register_resolvers
+from xmlthresh.cli.entry import register_resolvers
 from xmlthresh.strategies import STRATEGIES
 
 REQUIRED_FIELDS = {"f_macro", "macro_f", "micro_f", "precision", "recall", "lower_bound", "upper_bound",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from xmlthresh.cli import shows_job_config, task_config
+from xmlthresh.cli.entry import shows_job_config, task_config
 
 SCRIPT = Path(sys.executable).parent / "xmlthresh"
 

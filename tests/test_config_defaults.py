@@ -16,9 +16,9 @@ from omegaconf import OmegaConf
 
 from xmlthresh.cde import CDE_DATASETS, ESTIMATORS
 from xmlthresh.datasets import DATASETS
-from xmlthresh.plugins import load_plugins
+from xmlthresh.config.plugins import load_plugins
 from xmlthresh.rankers import RANKERS
-from xmlthresh.registry import constructor_defaults, constructor_parameters
+from xmlthresh._util.registry import constructor_defaults, constructor_parameters
 from xmlthresh.strategies import STRATEGIES
 
 load_plugins()

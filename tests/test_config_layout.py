@@ -11,8 +11,9 @@ from helpers import PACKAGE_CONF
 from hydra import compose, initialize_config_module
 from hydra.errors import MissingConfigException
 
-from xmlthresh import paths, tracking
-from xmlthresh.cli import register_resolvers
+from xmlthresh._util import paths
+from xmlthresh.tracking import mlflow_runs as tracking
+from xmlthresh.cli.entry import register_resolvers
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 BUILT_IN_GROUPS = {"strategy", "dataset", "ranker", "estimator", "cde_dataset", "experiment"}

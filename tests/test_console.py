@@ -34,7 +34,7 @@ def test_the_fast_exit_does_not_wait_for_idle_joblib_workers():
 
 
 def test_main_called_as_a_function_returns():
-    script = ("import sys\nsys.argv = ['xmlthresh', 'list']\nfrom xmlthresh.cli import main\nmain()\n"
+    script = ("import sys\nsys.argv = ['xmlthresh', 'list']\nfrom xmlthresh.cli.entry import main\nmain()\n"
               "print('still here')\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.rstrip().endswith("still here")
@@ -43,7 +43,7 @@ def test_main_called_as_a_function_returns():
 def test_the_first_run_of_a_version_says_once_that_it_compiles(tmp_path, monkeypatch, caplog):
     import logging
 
-    from xmlthresh.jit_notice import announce_compilation, compilation_done
+    from xmlthresh.run.jit_notice import announce_compilation, compilation_done
 
     monkeypatch.setenv("XMLTHRESH_CACHE", str(tmp_path))
     with caplog.at_level(logging.INFO, logger="xmlthresh"):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.io import savemat
 
-from xmlthresh import plugins
+from xmlthresh.config import plugins
 from xmlthresh.datasets import DATASETS
 from xmlthresh.validation import InputError
 

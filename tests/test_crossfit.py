@@ -13,8 +13,8 @@ from sklearn.datasets import make_multilabel_classification
 from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.datasets.synthetic import generate_ranked_lists
 from xmlthresh.datasets.synthetic_xmc import generate_xmc_scores
-from xmlthresh.job import run_job
-from xmlthresh.protocols import ProtocolError, ProtocolSpec, fit_and_evaluate, protocol_spec
+from xmlthresh.run.job import run_job
+from xmlthresh.run.protocols import ProtocolError, ProtocolSpec, fit_and_evaluate, protocol_spec
 from xmlthresh.rankers import RANKERS
 from xmlthresh.strategies import STRATEGIES
 
@@ -52,7 +52,7 @@ def test_bad_protocol_settings_are_one_line_errors(value, message):
 # ----------------------------------------------------------------------------------- protocol on data
 def test_crossfit_on_given_scores_takes_validation_as_out_of_fold(caplog):
     data = generate_xmc_scores(n_labels=50, num_docs=300, top_k=10, seed=1)
-    with caplog.at_level(logging.WARNING, logger="xmlthresh.protocols"):
+    with caplog.at_level(logging.WARNING, logger="xmlthresh.run.protocols"):
         crossfit = fit_and_evaluate(STRATEGIES.get("domain")(), data, "crossfit")
     holdout = fit_and_evaluate(STRATEGIES.get("domain")(), data, "holdout")
     assert crossfit["protocol"] == "crossfit" and crossfit["out_of_fold"] == "given"

@@ -36,7 +36,7 @@ from _generator_hashes import generator_hashes  # noqa: E402
 
 PROBE = Path(__file__).with_name("_generator_hashes.py")
 
-#: digests of the probe's instances (xmlthresh.detmath generators; numpy 2.4 random streams)
+#: digests of the probe's instances (xmlthresh._util.detmath generators; numpy 2.4 random streams)
 PINNED = {
     "synthetic": "a464279e5a504cab05155fe2b7e2d41c079468c641a4c38de34316ab8b5b6b3f",
     "synthetic_large": "e46c4ed06ab1a6c2fd1cf976a0bb6fa89c8c0ecb98fb9c4e7ea87be15fad2040",

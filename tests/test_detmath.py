@@ -1,4 +1,4 @@
-"""xmlthresh.detmath: machine-independent elementary functions, within a few ulp of numpy / scipy."""
+"""xmlthresh._util.detmath: machine-independent elementary functions, within a few ulp of numpy / scipy."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import ndtr
 
-from xmlthresh import detmath
+from xmlthresh._util import detmath
 
 
 def max_ulp(got: np.ndarray, want: np.ndarray) -> float:
@@ -97,7 +97,7 @@ def test_numba_power_gives_the_bits_of_its_numpy_form_and_broadcasts():
 
 FMA_PROBE = """
 import numpy as np
-from xmlthresh import detmath
+from xmlthresh._util import detmath
 from xmlthresh.datasets import synthetic_large
 detmath.power(np.array([2.0]), np.array([0.5]))
 detmath.expm1(np.array([0.1]))

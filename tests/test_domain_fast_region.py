@@ -13,7 +13,7 @@ from oracle import small_instances
 from test_domain_fast import achievable_points
 from xmlthresh.datasets.synthetic import generate_ranked_lists
 from xmlthresh.metrics import f_beta
-from xmlthresh.plots import fan_plot
+from xmlthresh.report.plots import fan_plot
 from xmlthresh.strategies import STRATEGIES
 
 TOL = 1e-9

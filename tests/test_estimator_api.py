@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from score_instances import random_scores
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.metrics import f_macro_score
-from xmlthresh.plugins import load_plugins
+from xmlthresh.config.plugins import load_plugins
 from xmlthresh.strategies import STRATEGIES, BaseStrategy
 
 load_plugins()

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 
 from oracle import brute_force, small_instances
 from xmlthresh.data.ranked_lists import RankedLists
-from xmlthresh.explain import all_vectors, coordinate_ascent, explain, main
+from xmlthresh.cli.explain import all_vectors, coordinate_ascent, explain, main
 
 COUNTEREXAMPLE = RankedLists.from_relevance_lists([[1, 0, 0, 1], [1, 0, 1, 0]], [2, 2], num_docs=4,
                                                   name="counterexample")
@@ -60,7 +60,7 @@ def test_the_command_finds_the_plugin_data_set_and_fails_in_one_line(monkeypatch
 def test_tied_scores_admit_no_cut_inside_a_relevant_tie_group():
     """With ties, coordinate ascent must stay below the certified bound (a cut splitting a tie is not a rule)."""
     from xmlthresh.data.scores import ScoredSplit
-    from xmlthresh.explain import cut_options
+    from xmlthresh.cli.explain import cut_options
     from xmlthresh.strategies import STRATEGIES
 
     rng = np.random.default_rng(3)

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from helpers import composed
 
-from xmlthresh.config import register_resolvers
-from xmlthresh.job import run_job
-from xmlthresh.studies import write_study_report
+from xmlthresh.config.compose import register_resolvers
+from xmlthresh.run.job import run_job
+from xmlthresh.report.studies import write_study_report
 
 PNG = b"\x89PNG"
 
@@ -61,7 +61,7 @@ def test_metric_choice_groups_split_the_labels_and_share_the_optimum_tangent():
     """The three groups partition the labels, and each group's F-macro point maximises the linear objective
     at the optimum over the group's hull (every label's best response does)."""
     from xmlthresh.datasets.synthetic import generate_ranked_lists
-    from xmlthresh.plots import macro_f_optimum, metric_choice_groups
+    from xmlthresh.report.plots import macro_f_optimum, metric_choice_groups
     from xmlthresh.strategies import STRATEGIES
 
     lists = generate_ranked_lists(n_labels=25, num_docs=150, seed=5)
@@ -75,7 +75,7 @@ def test_metric_choice_groups_split_the_labels_and_share_the_optimum_tangent():
     # at a fixed point of V every group's mean point at the optimum is a support point of its hull in the
     # direction (R0^2, P0^2): the red line of each panel is tangent to the black curve there
     from xmlthresh.data.candidates import build_candidates
-    from xmlthresh.plots import _label_points
+    from xmlthresh.report.plots import _label_points
     from xmlthresh.strategies.linearization import LinearizedMap
 
     assert STRATEGIES.get("domain")().fit_lists(lists).fixed_point_exists_
@@ -90,8 +90,8 @@ def test_metric_choice_groups_split_the_labels_and_share_the_optimum_tangent():
 
 
 def test_unknown_figures_and_plot_labels_are_one_line_errors(tmp_path):
-    from xmlthresh.registry import ConfigError
-    from xmlthresh.threshold_task import picture_options
+    from xmlthresh._util.registry import ConfigError
+    from xmlthresh.run.threshold_task import picture_options
 
     ids = np.array([10, 20, 30])
     assert picture_options({"figures": ["metric_choice"], "plot_labels": [30, 10]}, ids)["labels"].tolist() == [2, 0]
@@ -103,7 +103,7 @@ def test_unknown_figures_and_plot_labels_are_one_line_errors(tmp_path):
 
 def test_pr_curves_draw_the_chosen_labels():
     from xmlthresh.datasets.synthetic import generate_ranked_lists
-    from xmlthresh.plots import pr_curves
+    from xmlthresh.report.plots import pr_curves
 
     lists = generate_ranked_lists(n_labels=10, num_docs=60, seed=1)
     figure = pr_curves(lists, np.ones(10, dtype=np.int64), labels=np.array([7, 2]))

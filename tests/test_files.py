@@ -1,4 +1,4 @@
-"""The one atomic writer (``xmlthresh.files``): new files get the umask's mode, an error leaves neither a partial
+"""The one atomic writer (``xmlthresh._util.files``): new files get the umask's mode, an error leaves neither a partial
 file nor a temporary one, a replacement is a rename (readers of the old file keep the whole old content), and
 the data are fsync-ed before the rename."""
 
@@ -10,8 +10,8 @@ import stat
 import numpy as np
 import pytest
 
-from xmlthresh import files
-from xmlthresh.files import atomic_output, write_bytes_atomic, write_json_atomic
+from xmlthresh._util import files
+from xmlthresh._util.files import atomic_output, write_bytes_atomic, write_json_atomic
 
 
 def mode_of(path) -> int:
@@ -79,7 +79,7 @@ def test_a_full_disk_is_one_error_naming_the_file_and_no_temporary_is_left(tmp_p
     """OSError [Errno 28] reached the user as a raw traceback without the path (issue 17)."""
     import errno
 
-    from xmlthresh.files import WriteFailedError
+    from xmlthresh._util.files import WriteFailedError
 
     target = tmp_path / "run" / "thresholds.csv"
     with pytest.raises(WriteFailedError) as info:
@@ -95,7 +95,7 @@ def test_a_full_disk_is_one_error_naming_the_file_and_no_temporary_is_left(tmp_p
 def test_an_unwritable_place_is_one_error_naming_the_file(tmp_path, monkeypatch):
     import errno
 
-    from xmlthresh import files
+    from xmlthresh._util import files
 
     def refuse(path):
         raise OSError(errno.EROFS, "Read-only file system")
@@ -117,8 +117,8 @@ def test_a_run_that_cannot_write_its_result_leaves_none_of_its_files(tmp_path, m
     partial result); the run's files are now removed together."""
     import errno
 
-    from xmlthresh import files
-    from xmlthresh.job import run_job
+    from xmlthresh._util import files
+    from xmlthresh.run.job import run_job
 
     real = files._create_temporary
 
@@ -135,7 +135,7 @@ def test_a_run_that_cannot_write_its_result_leaves_none_of_its_files(tmp_path, m
            "warm_up": False, "plots": True, "tracking": {"enabled": False}}
     with pytest.raises(files.WriteFailedError, match=rf"cannot write {run_dir / 'result.json'}: No space left") as info:
         run_job(cfg, run_dir)
-    from xmlthresh.hydra_app import user_errors
+    from xmlthresh.cli.hydra_app import user_errors
 
     assert isinstance(info.value, user_errors())  # the CLI prints it as one line, no traceback
     assert sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()) == [

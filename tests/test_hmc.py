@@ -238,7 +238,7 @@ def test_real_cellcycle_go_labels_and_missing_values_against_a_plain_reading(cel
 def test_real_hmc_config_composes():
     from hydra import compose, initialize_config_module
 
-    from xmlthresh.cli import register_resolvers
+    from xmlthresh.cli.entry import register_resolvers
 
     register_resolvers()
     with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):

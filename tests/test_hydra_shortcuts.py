@@ -1,4 +1,4 @@
-"""Hydra's repeated compositions spared (xmlthresh.hydra_shortcuts): every job of a sweep gets the config it
+"""Hydra's repeated compositions spared (xmlthresh.cli.hydra_shortcuts): every job of a sweep gets the config it
 gets without them, with half the compositions."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def counted(self, *args, **kwargs):
 ConfigLoaderImpl.load_configuration = counted
 sys.argv = ["xmlthresh", "-m", "strategy=domain,independent,coordinate", "dataset=example", "tracking.enabled=false",
             "hydra.sweep.dir=" + sys.argv[1]]
-from xmlthresh.cli import main
+from xmlthresh.cli.entry import main
 main()
 print("COMPOSITIONS", len(calls))
 """

@@ -501,7 +501,7 @@ def test_real_quirks_of_birds_delicious_and_genbase(real_mulan):
 def test_real_shorthand_configs_compose_and_load(real_mulan):
     from hydra import compose, initialize_config_module
 
-    from xmlthresh.cli import register_resolvers
+    from xmlthresh.cli.entry import register_resolvers
 
     register_resolvers()
     for name, *_ in REAL_SETS:

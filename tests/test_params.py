@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from xmlthresh.datasets import DATASETS
-from xmlthresh.registry import ConfigError
-from xmlthresh.seeds import run_seed
+from xmlthresh._util.registry import ConfigError
+from xmlthresh.config.seeds import run_seed
 from xmlthresh.strategies import STRATEGIES
 from xmlthresh.validation import BETA_RANGE, InputError, check_beta, check_bool, check_int, check_number
 

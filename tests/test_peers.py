@@ -21,11 +21,12 @@ import pytest
 import scipy.sparse as sp
 from helpers import run_cli
 
-from xmlthresh import paths, plugins
+from xmlthresh._util import paths
+from xmlthresh.config import plugins
 from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.data.scores import ScoredSplit
-from xmlthresh.protocols import fit_and_evaluate
+from xmlthresh.run.protocols import fit_and_evaluate
 from xmlthresh.strategies import STRATEGIES
 
 peers = pytest.importorskip(
@@ -95,7 +96,7 @@ def test_option_yaml_composes_and_builds_the_strategy(name):
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
-    from xmlthresh.cli import register_resolvers
+    from xmlthresh.cli.entry import register_resolvers
 
     register_resolvers()
     with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
@@ -127,7 +128,7 @@ _metadata.entry_points = _hiding(_metadata.entry_points)
 
 
 def test_the_options_ship_in_the_plugin_package_and_are_found_through_its_entry_point():
-    from xmlthresh.paths import config_search_dirs
+    from xmlthresh._util.paths import config_search_dirs
 
     assert {p.stem for p in (PEER_CONF / "strategy").glob("*.yaml")} == set(PEERS)
     assert PEER_CONF in paths.installed_plugin_conf_dirs()
@@ -138,8 +139,8 @@ def test_without_the_plugin_its_options_are_unknown_and_the_others_compose(monke
     from hydra import compose, initialize_config_module
     from hydra.errors import MissingConfigException
 
-    from xmlthresh.cli import register_resolvers
-    from xmlthresh.paths import config_search_dirs
+    from xmlthresh.cli.entry import register_resolvers
+    from xmlthresh._util.paths import config_search_dirs
 
     import importlib.metadata
 
@@ -158,7 +159,7 @@ def test_without_the_plugin_its_options_are_unknown_and_the_others_compose(monke
 
 
 def test_cli_without_the_plugin_names_the_unknown_option_and_lists_the_others(isolated_home):
-    code = HIDE_THE_PLUGIN + "from xmlthresh.cli import main\nmain()\n"
+    code = HIDE_THE_PLUGIN + "from xmlthresh.cli.entry import main\nmain()\n"
     proc = subprocess.run([sys.executable, "-c", code, "strategy=xcolumns_fw", "tracking.enabled=false"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
@@ -478,7 +479,7 @@ PRESET_STRATEGIES = ["domain", "independent", "pu", "xcolumns_fw", "peers/xcolum
 def _compose_preset(*overrides: str, hydra: bool = False):
     from hydra import compose, initialize_config_module
 
-    from xmlthresh.config import register_resolvers
+    from xmlthresh.config.compose import register_resolvers
 
     register_resolvers()
     with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
@@ -503,8 +504,8 @@ def test_peers_xmc_preset_jobs_run_on_a_tiny_instance(tmp_path):
     """The preset's jobs without xCOLUMNs (whose first call compiles for seconds: the slow test below runs
     those), composed as the sweep composes them, at 40 labels x 100 documents, in-process and untracked: the
     fields the report shows are there, and the variant is what its name says."""
-    from xmlthresh.config import compose as compose_job
-    from xmlthresh.job import run_job
+    from xmlthresh.config.compose import compose as compose_job
+    from xmlthresh.run.job import run_job
 
     results = {}
     for option in ("domain", "independent", "pu", "peers/sklearn_tuned_xmc"):

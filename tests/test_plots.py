@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from xmlthresh.datasets.synthetic import generate_ranked_lists
-from xmlthresh.plots import achievable_set, save_run_plots
+from xmlthresh.report.plots import achievable_set, save_run_plots
 from xmlthresh.strategies import STRATEGIES
 
 PNG = b"\x89PNG"
@@ -80,7 +80,7 @@ _DRAW_ONE = """
 import hashlib, io, sys
 import numpy as np
 from xmlthresh.data.ranked_lists import RankedLists
-from xmlthresh.plots import achievable_set, argv_plot
+from xmlthresh.report.plots import achievable_set, argv_plot
 lists = RankedLists.from_relevance_lists([[1, 0, 1, 0, 1], [0, 1, 1, 0, 0], [0, 0, 0, 1, 1]], [3, 3, 2], num_docs=6)
 digests = []
 for fig in (achievable_set(lists, 1.0, cuts=np.array([2, 3, 5])), argv_plot(lists, 1.0)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from xmlthresh import plugins
+from xmlthresh.config import plugins
 from xmlthresh.datasets import DATASETS
 
 
@@ -14,7 +14,7 @@ def test_folder_plugin_registers_and_ships_its_config():
     assert status["counterexample"].loaded
     lists = DATASETS.get("counterexample")().load()
     assert lists.n_labels == 2 and lists.num_docs == 4
-    from xmlthresh.paths import config_search_dirs
+    from xmlthresh._util.paths import config_search_dirs
 
     assert any(d.parts[-2:] == ("counterexample", "conf") for d in config_search_dirs())
 
@@ -65,7 +65,7 @@ def test_list_command_shows_registries_and_plugins():
 def test_list_is_read_from_the_option_folders_and_imports_nothing_heavy():
     """``xmlthresh list`` names what users type (espgame, corel5k, transfer/domain_floor) with one line each,
     and imports neither numba, scikit-learn, mlflow, pandas nor any plugin; ``--check`` imports them."""
-    script = ("import sys\nsys.argv = ['xmlthresh', 'list']\nfrom xmlthresh.cli import main\nmain()\n"
+    script = ("import sys\nsys.argv = ['xmlthresh', 'list']\nfrom xmlthresh.cli.entry import main\nmain()\n"
               "heavy = [m for m in ('numba', 'sklearn', 'mlflow', 'pandas', 'matplotlib', 'xmlthresh_peers',"
               " 'xmlthresh.strategies') if m in sys.modules]\nprint('HEAVY', heavy)\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
@@ -81,13 +81,13 @@ def test_list_is_read_from_the_option_folders_and_imports_nothing_heavy():
 
 
 def test_help_names_the_project_every_group_and_examples_without_importing_hydra():
-    script = ("import sys\nsys.argv = ['xmlthresh', '--help']\nfrom xmlthresh.cli import main\nmain()\n"
+    script = ("import sys\nsys.argv = ['xmlthresh', '--help']\nfrom xmlthresh.cli.entry import main\nmain()\n"
               "heavy = [m for m in ('hydra', 'numba', 'sklearn', 'mlflow', 'pandas', 'scipy') if m in sys.modules]\n"
               "print('HEAVY', heavy)\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("xmlthresh: find, certify and benchmark") and "HEAVY []" in proc.stdout
-    from xmlthresh.options import GROUPS, options
+    from xmlthresh.config.options import GROUPS, options
 
     for group in GROUPS:
         assert f"\n{group}:\n" in proc.stdout

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from xmlthresh.datasets import DATASETS
-from xmlthresh.population import population_optimum
+from xmlthresh.run.population_metrics import population_optimum
 from xmlthresh.strategies import STRATEGIES
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracle import f_beta
-from xmlthresh.calibration import ScoreCalibration
+from xmlthresh.strategies.calibration import ScoreCalibration
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.strategies import STRATEGIES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xmlthresh.data.ranked_list_file import RankedListFormatError, parse_ranked_lists, read_ranked_lists
+from xmlthresh.data.ranked_list_format import RankedListFormatError, parse_ranked_lists, read_ranked_lists
 
 
 def test_parses_positions_sizes_and_lengths(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from xmlthresh.datasets import DATASETS
-from xmlthresh.registry import Registry, UnknownNameError
+from xmlthresh._util.registry import Registry, UnknownNameError
 
 
 def test_register_get_and_list():
@@ -58,7 +58,7 @@ def _widgets() -> Registry:
 
 
 def test_build_checks_names_unknown_and_missing_parameters_and_values():
-    from xmlthresh.registry import ConfigError
+    from xmlthresh._util.registry import ConfigError
 
     registry = _widgets()
     assert registry.build("w", {"size": 2}).colour == "red"
@@ -73,7 +73,7 @@ def test_build_checks_names_unknown_and_missing_parameters_and_values():
 
 
 def test_build_reports_a_plugin_whose_dependency_is_missing():
-    from xmlthresh.registry import UnavailableError
+    from xmlthresh._util.registry import UnavailableError
 
     registry = Registry("widget")
     registry.register("needy")(type("Needy", (), {"unavailable_reason": staticmethod(lambda: "pip install foo")}))
@@ -94,7 +94,7 @@ def _registries():
 @pytest.mark.parametrize("group", ["strategy", "dataset", "ranker", "estimator", "cde_dataset"])
 def test_every_registered_class_rejects_an_unknown_parameter_by_name(group):
     """``+estimator.bogus=1`` and its kind in every group: one ConfigError naming the parameter."""
-    from xmlthresh.registry import ConfigError
+    from xmlthresh._util.registry import ConfigError
 
     registry = _registries()[group]
     for name in registry.names():

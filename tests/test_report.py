@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xmlthresh.job import run_job
-from xmlthresh.report import comparison, load_runs, main, paired_differences, to_markdown
+from xmlthresh.run.job import run_job
+from xmlthresh.report.comparison import comparison, load_runs, main, paired_differences, to_markdown
 
 
 def job_config(strategy: str, seed: int, uri: str) -> dict:
@@ -84,7 +84,7 @@ def fake_store(monkeypatch, rows: list[dict]) -> None:
     instead of a store: report logic tested in milliseconds."""
     import pandas as pd
 
-    import xmlthresh.report as report
+    import xmlthresh.report.comparison as report
 
     frame = pd.DataFrame([{"run_id": f"run{i}", "status": "FINISHED", "start_time": i, **row}
                           for i, row in enumerate(rows)])
@@ -123,7 +123,7 @@ def beta_sweep_rows(seeds=(0, 1)) -> list[dict]:
 
 def test_a_swept_numeric_parameter_is_the_x_axis_never_averaged(monkeypatch):
     """Issue 14 defect 2: beta_sweep's plot averaged F over the five betas (aggfunc="mean")."""
-    from xmlthresh.report_figures import figure_points, figure_specs
+    from xmlthresh.report.figures import figure_points, figure_specs
 
     fake_store(monkeypatch, beta_sweep_rows())
     runs = load_runs(latest_sweep=False)
@@ -138,7 +138,7 @@ def test_a_swept_numeric_parameter_is_the_x_axis_never_averaged(monkeypatch):
 
 
 def test_without_a_numeric_parameter_bars_per_data_set_name_every_other_key(monkeypatch):
-    from xmlthresh.report_figures import figure_points, figure_specs
+    from xmlthresh.report.figures import figure_points, figure_specs
 
     rows = [run_row(s, f, dataset=d, protocol=p) for s, f in (("domain", 0.5), ("pu", 0.4))
             for d in ("espgame", "corel5k") for p in ("oracle", "holdout")]
@@ -150,7 +150,7 @@ def test_without_a_numeric_parameter_bars_per_data_set_name_every_other_key(monk
 
 
 def test_two_numeric_parameters_one_line_per_value_of_the_other(monkeypatch):
-    from xmlthresh.report_figures import figure_points, figure_specs
+    from xmlthresh.report.figures import figure_points, figure_specs
 
     rows = [run_row("domain_fast", 0.5 + a * 1e-4 + b, **{"strategy.n_angles": a}) for a in (14, 100) for b in (0.0, 0.1)]
     for row, beta in zip(rows, ("1.0", "2.0") * 2):
@@ -165,7 +165,7 @@ def test_two_numeric_parameters_one_line_per_value_of_the_other(monkeypatch):
 
 
 def test_comparison_page_is_self_contained_sortable_and_links_runs(monkeypatch, tmp_path):
-    from xmlthresh.report import write_report
+    from xmlthresh.report.comparison import write_report
 
     fake_store(monkeypatch, beta_sweep_rows(seeds=(0,)))
     runs = load_runs(latest_sweep=False)
@@ -185,7 +185,7 @@ def test_comparison_page_is_self_contained_sortable_and_links_runs(monkeypatch, 
 def test_links_open_the_model_training_view_of_mlflow():
     """The URLs were checked in headless Chromium against MLflow 3.17's UI: Model training view, the sweep's
     12 children, sorted by F-macro (the GenAI view and an unsorted table of every run otherwise)."""
-    from xmlthresh.report_html import run_url, runs_view_url
+    from xmlthresh.report.html import run_url, runs_view_url
 
     assert run_url("http://127.0.0.1:5077/", 1, "abc") == "http://127.0.0.1:5077/#/experiments/1/runs/abc?workflowType=machine_learning"
     assert runs_view_url("http://127.0.0.1:5077", 1, "bf27") == (
@@ -199,8 +199,8 @@ def test_hull_boundary_holds_the_certified_optimum_and_params_round_trip():
     to): its best vertex is domain's optimum (lower bound), and F along its edges peaks at the certified upper
     bound."""
     from xmlthresh.metrics import f_beta
-    from xmlthresh.protocols import fit_and_evaluate
-    from xmlthresh.report_achievable import MAX_BOUNDARY_POINTS, _param_value, dataset_from_params, hull_boundary
+    from xmlthresh.run.protocols import fit_and_evaluate
+    from xmlthresh.report.achievable import MAX_BOUNDARY_POINTS, _param_value, dataset_from_params, hull_boundary
     from xmlthresh.strategies import STRATEGIES
 
     params = {"dataset.loader": "synthetic", "dataset.name": "synthetic", "dataset.n_labels": "12",
@@ -222,7 +222,7 @@ def test_hull_boundary_holds_the_certified_optimum_and_params_round_trip():
 def test_a_data_set_s_own_params_are_keys_only_when_swept_within_it(monkeypatch):
     """dataset.path differs between espgame and example because the data set does, not because it was swept;
     dataset.first_n_labels was swept; the figure names its line by the strategy only."""
-    from xmlthresh.report_figures import figure_points, figure_specs
+    from xmlthresh.report.figures import figure_points, figure_specs
 
     rows = [run_row("domain_fast", 0.5, dataset=d, **{"dataset.path": f"{d}.txt", "dataset.first_n_labels": n})
             for d in ("espgame", "example") for n in (2, 8)]
@@ -235,7 +235,7 @@ def test_a_data_set_s_own_params_are_keys_only_when_swept_within_it(monkeypatch)
 
 
 def test_a_cde_sweep_is_not_averaged_over_its_swept_parameter(monkeypatch):
-    from xmlthresh.report_figures import figure_specs
+    from xmlthresh.report.figures import figure_specs
 
     rows = [{"tags.task": "cde", "params.estimator": e, "params.cde_dataset": "surd", "params.seed": str(s),
              "params.cde_dataset.alpha": str(a), "metrics.rel_loss_approx": -a - 0.01 * s}

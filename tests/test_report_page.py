@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from browser import SKIP_REASON, dump_dom, find_chromium, screenshot
 
-from xmlthresh.job import run_job
-from xmlthresh.report import load_runs, write_report
-from xmlthresh.report_achievable import mlflow_run_data
+from xmlthresh.run.job import run_job
+from xmlthresh.report.comparison import load_runs, write_report
+from xmlthresh.report.achievable import mlflow_run_data
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "runs" / "screenshots"

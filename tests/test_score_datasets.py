@@ -14,7 +14,7 @@ from xmlthresh.data.download import DataUnavailableError
 from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.datasets import DATASETS
-from xmlthresh.data.score_file import ScoreFileError, load_scores, save_scores
+from xmlthresh.data.score_format import ScoreFileError, load_scores, save_scores
 from xmlthresh.datasets.synthetic_xmc import generate_xmc_scores
 from xmlthresh.rankers import precision_at_k
 from xmlthresh.strategies import STRATEGIES
@@ -261,12 +261,12 @@ def test_the_format_lives_in_data_and_rankers_never_import_the_dataset_layer():
     import subprocess
     import sys
 
-    import xmlthresh.data.score_file as fmt
-    import xmlthresh.datasets.score_files as plugin
+    import xmlthresh.data.score_format as fmt
+    import xmlthresh.datasets.score_loader as plugin
 
     assert (plugin.save_scores, plugin.load_scores, plugin.ScoreFileError) == (fmt.save_scores, fmt.load_scores,
                                                                                fmt.ScoreFileError)
-    code = ("import sys, xmlthresh.data.score_file, xmlthresh.rankers.scoring, xmlthresh.rankers.crossfit; "
+    code = ("import sys, xmlthresh.data.score_format, xmlthresh.rankers.scoring, xmlthresh.rankers.crossfit; "
             "print(sorted(m for m in sys.modules if m.startswith('xmlthresh.datasets')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -10,7 +10,7 @@ from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.datasets.synthetic import generate_ranked_lists
 from xmlthresh.metrics import evaluate
-from xmlthresh.protocols import ProtocolError, fit_and_evaluate
+from xmlthresh.run.protocols import ProtocolError, fit_and_evaluate
 from xmlthresh.strategies import STRATEGIES
 
 
@@ -130,7 +130,7 @@ def test_include_predict_all_travels_with_the_score_data(tmp_path):
     assert np.all(without.score_thresholds_ > -np.inf)
     # a data set's flag reaches every split it loads, hence every protocol
     from xmlthresh.datasets import DATASETS
-    from xmlthresh.datasets.score_files import save_scores
+    from xmlthresh.datasets.score_loader import save_scores
 
     path = save_scores(tmp_path / "s.npz", ScoreData("toy", {"validation": split, "test": split}))
     data = DATASETS.get("scores")(str(path), include_predict_all=False).load()

@@ -9,7 +9,7 @@ from sklearn.exceptions import NotFittedError
 
 from oracle import brute_force
 from xmlthresh.data.ranked_lists import RankedLists
-from xmlthresh.registry import UnknownNameError
+from xmlthresh._util.registry import UnknownNameError
 from xmlthresh.strategies import STRATEGIES
 
 

@@ -17,11 +17,12 @@ import zipfile
 import numpy as np
 import pytest
 
-from xmlthresh.data import keyed_store, ranked_list_file
-from xmlthresh.data.ranked_list_file import RankedListFormatError, parse_ranked_lists, read_ranked_lists
+from xmlthresh.data import keyed_store
+from xmlthresh.data import ranked_list_format as ranked_list_file
+from xmlthresh.data.ranked_list_format import RankedListFormatError, parse_ranked_lists, read_ranked_lists
 from xmlthresh.data.ranked_lists import RankedLists
-from xmlthresh.datasets import ranked_list_cache
-from xmlthresh.datasets.ranked_list_cache import cached_ranked_lists
+from xmlthresh.datasets import ranked_list_parse_cache as ranked_list_cache
+from xmlthresh.datasets.ranked_list_parse_cache import cached_ranked_lists
 from xmlthresh.data.streaming import (
     ArchiveMemberError,
     CorruptArchiveError,

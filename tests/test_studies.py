@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from helpers import composed
 
-from xmlthresh.job import run_job
-from xmlthresh.studies import consistency_table, load_results, main, transfer_summary, transfer_table
+from xmlthresh.run.job import run_job
+from xmlthresh.report.studies import consistency_table, load_results, main, transfer_summary, transfer_table
 
 
 DENSE_XMC = ["dataset=synthetic_xmc", "dataset.top_k=null", "dataset.n_labels=30", "dataset.num_docs=400",

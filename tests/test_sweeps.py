@@ -11,7 +11,7 @@ import mlflow
 import pandas as pd
 import pytest
 
-from xmlthresh.report import load_runs, paired_differences
+from xmlthresh.report.comparison import load_runs, paired_differences
 
 
 def sweep(home, *overrides: str) -> subprocess.CompletedProcess:
@@ -160,7 +160,7 @@ class _Terminal(io.StringIO):
 def test_the_progress_line_counts_what_the_jobs_report(tmp_path, terminal):
     """Issue 12 item 5 / issue 14: done / failed / resumed / remaining, elapsed and ETA while a sweep runs -- a
     tqdm line on a terminal, one line per job otherwise. Jobs report from any process through files."""
-    from xmlthresh.sweep import SweepProgress, record_job_outcome
+    from xmlthresh.run.sweep import SweepProgress, record_job_outcome
 
     stream = _Terminal() if terminal else io.StringIO()
     progress = SweepProgress(tmp_path, total=4, stream=stream, interval=3600)  # polled by hand below
@@ -183,8 +183,8 @@ def test_the_progress_line_knows_how_many_jobs_a_sweep_has():
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
-    from xmlthresh.config import register_resolvers
-    from xmlthresh.sweep import count_jobs
+    from xmlthresh.config.compose import register_resolvers
+    from xmlthresh.run.sweep import count_jobs
 
     register_resolvers()
     overrides = ["strategy=domain,independent,coordinate", "dataset=espgame,example", "beta=1"]

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xmlthresh.strategies.fitted import FittedRule
-from xmlthresh.threshold_task import thresholds_csv
+from xmlthresh.run.threshold_task import thresholds_csv
 
 FLOATS = st.one_of(st.floats(allow_nan=False), st.sampled_from([np.inf, -np.inf, 0.1, 1e-5, 0.30000000000000004]))
 NAMES = st.one_of(st.integers(-10**6, 10**6), st.text(alphabet='ab ,"\\x\'c\n', min_size=1, max_size=5))

@@ -1,4 +1,4 @@
-"""MLflow stays behind xmlthresh.tracking: no other module imports it, tracking imports it only on use, and
+"""MLflow stays behind xmlthresh.tracking.mlflow_runs: no other module imports it, tracking imports it only on use, and
 the store functions the job, sweep and report layers call round-trip through a real sqlite store."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import xmlthresh
-from xmlthresh import tracking
+from xmlthresh.tracking import mlflow_runs as tracking
 
 PACKAGE = Path(xmlthresh.__file__).resolve().parent
 
@@ -53,7 +53,7 @@ def test_tracking_imports_mlflow_only_inside_functions():
     tree = ast.parse((PACKAGE / "tracking.py").read_text(encoding="utf-8"))
     top_level = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
     assert not mlflow_imports(ast.unparse(ast.Module(body=top_level, type_ignores=[])))
-    modules = "xmlthresh.tracking, xmlthresh.sweep, xmlthresh.report"
+    modules = "xmlthresh.tracking.mlflow_runs, xmlthresh.run.sweep, xmlthresh.report.comparison"
     proc = subprocess.run([sys.executable, "-c", f"import sys, {modules}; print('mlflow' in sys.modules)"],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.returncode == 0, proc.stderr
@@ -110,7 +110,7 @@ def _artifact_names(uri: str, run_id: str) -> list[str]:
 def test_a_reused_run_is_a_child_copy_of_the_run_it_reuses(tmp_path, isolated_home):
     """A resumed sweep job (issue 14, defect 1): a FINISHED child of its sweep with the params, metrics and tags
     of the run that computed it, pointing to that run, and a ``reused`` row of the sweep's report."""
-    from xmlthresh.report import load_runs
+    from xmlthresh.report.comparison import load_runs
 
     uri = f"sqlite:///{tmp_path / 'store.db'}"
     with tracking.tracked_run(True, uri, "xmlthresh", run_name="domain-x", tags={tracking.CONFIG_HASH_TAG: "h"}) as t:
@@ -184,8 +184,8 @@ def test_batched_logging_loses_nothing_of_a_recorded_run(tmp_path, isolated_home
     """Issue 12 item 2: one log_batch per run, the store, experiment and commit once per sweep -- and the same
     params, metrics, tags and artifacts as runs logged through MLflow's fluent API before (recorded in
     tests/recorded_runs.json): a single run, a finished and a failed sweep job, the sweep's parent."""
-    from xmlthresh.config import compose
-    from xmlthresh.job import run_job
+    from xmlthresh.config.compose import compose
+    from xmlthresh.run.job import run_job
 
     uri = f"sqlite:///{tmp_path / 'store.db'}"
     cfg = compose(["strategy=domain", "dataset=example", f"tracking.uri={uri}"])

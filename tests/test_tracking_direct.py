@@ -1,4 +1,4 @@
-"""The direct writer of MLflow's sqlite store (xmlthresh.tracking_sqlite) against MLflow itself: the same run
+"""The direct writer of MLflow's sqlite store (xmlthresh.tracking.sqlite_direct) against MLflow itself: the same run
 written both ways reads back the same through MLflow's client, search and artifacts; the writer is used
 only where it is exact (a verified schema revision, local artifacts), and a tracked command imports no mlflow."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from xmlthresh import tracking
-from xmlthresh.tracking_sqlite import VERIFIED_REVISIONS, DirectStore, checked_key, local_artifact_root
+from xmlthresh.tracking import mlflow_runs as tracking
+from xmlthresh.tracking.sqlite_direct import VERIFIED_REVISIONS, DirectStore, checked_key, local_artifact_root
 
 PARAMS = {"strategy": "domain", "beta": 1.0, "none": None, "long": "x" * 7000, "path.like/key": "v"}
 METRICS = {"f_macro": 0.5685122, "nan": math.nan, "inf": math.inf, "minus_inf": -math.inf, "negative": -3.25,
@@ -201,7 +201,7 @@ def test_a_tracked_command_imports_no_mlflow_once_the_store_exists(tmp_path, iso
     uri = tracking.default_tracking_uri()
     experiment = tracking.ensure_experiment(uri, "xmlthresh")  # what the first run on a new store does
     code = ("import sys; sys.argv = ['xmlthresh', 'dataset=example', 'plots=false']\n"
-            "from xmlthresh.cli import main\nmain()\nprint('MLFLOW IMPORTED', 'mlflow' in sys.modules)")
+            "from xmlthresh.cli.entry import main\nmain()\nprint('MLFLOW IMPORTED', 'mlflow' in sys.modules)")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from xmlthresh import tracking, tracking_store
-from xmlthresh.tracking_store import TrackingStoreError, retry_when_locked
+from xmlthresh.tracking import mlflow_runs as tracking
+from xmlthresh.tracking import store as tracking_store
+from xmlthresh.tracking.store import TrackingStoreError, retry_when_locked
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,7 +28,7 @@ RACER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     import mlflow
-    from xmlthresh.tracking import tracked_run
+    from xmlthresh.tracking.mlflow_runs import tracked_run
     uri, barrier, n = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
     (barrier / f"ready-{sys.argv[4]}").touch()
     deadline = time.time() + 120

@@ -1,5 +1,5 @@
 """``make ui``: the MLflow UI starts on loopback against the project's store, serves a job's runs through its
-REST API with the artifact root xmlthresh.tracking uses, and stops."""
+REST API with the artifact root xmlthresh.tracking.mlflow_runs uses, and stops."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from xmlthresh.job import run_job
-from xmlthresh.tracking import artifact_root_for, default_tracking_uri
+from xmlthresh.run.job import run_job
+from xmlthresh.tracking.mlflow_runs import artifact_root_for, default_tracking_uri
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV = Path(sys.executable).parent.parent

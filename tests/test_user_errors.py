@@ -1,4 +1,4 @@
-"""Every bad input of issue 17, run through the real command line (in-process: ``xmlthresh.cli.main`` with
+"""Every bad input of issue 17, run through the real command line (in-process: ``xmlthresh.cli.entry.main`` with
 ``sys.argv``), gets exit code 1 and exactly one line on stderr -- no traceback -- naming the parameter or the
 file and the problem. One table (:data:`CASES`) drives the test and the documentation: ``docs/errors.md`` is
 rendered from it (:func:`render_table`; ``python tests/test_user_errors.py`` rewrites it), and
@@ -44,7 +44,7 @@ class Case:
 
 def _fill_disk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file the run writes goes to /dev/full (ENOSPC on the first flush), as on a full disk."""
-    from xmlthresh import files
+    from xmlthresh._util import files
 
     original = files._create_temporary
 
@@ -198,7 +198,7 @@ CASES: tuple[Case, ...] = (
     Case("text_named_npz", "Wrong problem named", "a text file named `.npz`",
          ("dataset=scores", "dataset.path={tmp}/text.npz"),
          E + "<tmp>/text.npz: not an .npz archive (a text file); write score files with "
-         "xmlthresh.data.score_file.save_scores or np.savez"),
+         "xmlthresh.data.score_format.save_scores or np.savez"),
     Case("gzip_ranked_lists", "Wrong problem named", "a gzip file given as a ranked list",
          (*LISTS, "dataset.path={tmp}/good.txt.gz"),
          "(no error: gzip files are read transparently, with the result of the uncompressed file)", ok=True),
@@ -258,7 +258,7 @@ def inputs(tmp_path_factory) -> Path:
 
 def run_cli(args: list[str]) -> tuple[int, str, str]:
     """``xmlthresh <args>`` in this process: (exit code, stdout, stderr)."""
-    from xmlthresh import cli
+    from xmlthresh.cli import entry as cli
 
     out, err = io.StringIO(), io.StringIO()
     saved = sys.argv
@@ -327,7 +327,7 @@ def test_the_console_command_prints_the_same_one_line(args, start, inputs):
 def test_a_corrupt_zip_that_parses_as_garbage_is_reported_as_corrupt(tmp_path):
     """A zeroed block in a stored (uncompressed) member reaches the parser as NUL bytes long before zipfile
     checks the CRC at the member's end: the parse error gives way to "corrupt archive"."""
-    from xmlthresh.data.ranked_list_file import read_ranked_lists
+    from xmlthresh.data.ranked_list_format import read_ranked_lists
     from xmlthresh.data.streaming import CorruptArchiveError
 
     lines = random_lists()
@@ -348,7 +348,7 @@ def test_a_corrupt_zip_that_parses_as_garbage_is_reported_as_corrupt(tmp_path):
 
 
 def test_gzip_lists_read_like_the_plain_file_and_a_truncated_gzip_is_corrupt(tmp_path):
-    from xmlthresh.data.ranked_list_file import read_ranked_lists
+    from xmlthresh.data.ranked_list_format import read_ranked_lists
     from xmlthresh.data.streaming import CorruptArchiveError
 
     text = "".join(f"{i} 3 1 0 1 0 0 1\n" for i in range(50)).encode()
@@ -377,7 +377,7 @@ def test_gzip_lists_read_like_the_plain_file_and_a_truncated_gzip_is_corrupt(tmp
     (["cde_dataset@elsewhere=nosuch"], "cde_dataset"),
 ])
 def test_unknown_option_message(args, unknown):
-    from xmlthresh.hydra_app import unknown_option_message
+    from xmlthresh.cli.hydra_app import unknown_option_message
 
     message = unknown_option_message(args)
     if unknown is None:
@@ -391,8 +391,8 @@ def test_hydra_composition_errors_become_one_line():
     still prints as one line with the options listed, without the config search path."""
     from hydra import compose, initialize_config_module
 
-    from xmlthresh.config import register_resolvers
-    from xmlthresh.hydra_app import hydra_message
+    from xmlthresh.config.compose import register_resolvers
+    from xmlthresh.cli.hydra_app import hydra_message
 
     register_resolvers()
     with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
@@ -405,7 +405,7 @@ def test_hydra_composition_errors_become_one_line():
 
 
 def test_a_cache_directory_without_write_permission_is_one_line(tmp_path, monkeypatch):
-    from xmlthresh.paths import CacheNotWritableError, writable_cache_dir
+    from xmlthresh._util.paths import CacheNotWritableError, writable_cache_dir
 
     monkeypatch.setenv("XMLTHRESH_CACHE", str(tmp_path / "cache"))
     assert writable_cache_dir() == tmp_path / "cache" and (tmp_path / "cache").is_dir()
@@ -482,7 +482,7 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "  `dataset.first_n_labels`, `strategy.t_max` of rcut (at most the labels), `protocol.folds` (at most",
               "  the training documents). The CDE group's sizes are the CDE layer's (its own size caps).",
               "- Concurrency, sweeps and the tracking server (`tracking.uri=http://127.0.0.1:9`, runs left RUNNING,",
-              "  the soak test) and `xmlthresh.report --sweep nosuchid` are tested with the tracking, sweep and",
+              "  the soak test) and `xmlthresh.report.comparison --sweep nosuchid` are tested with the tracking, sweep and",
               "  report modules."]
     return "\n".join(lines) + "\n"
 

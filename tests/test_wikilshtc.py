@@ -14,7 +14,8 @@ from omegaconf import OmegaConf
 
 from helpers import PACKAGE_CONF, no_data, run_cli
 from xmlthresh.data import build_candidates, keyed_store
-from xmlthresh.datasets import DATASETS, ranked_list_cache
+from xmlthresh.datasets import DATASETS
+from xmlthresh.datasets import ranked_list_parse_cache as ranked_list_cache
 from xmlthresh.datasets.wikilshtc import WIKI_N_LABELS, WIKI_NUM_DOCS, WikiLSHTC
 from xmlthresh.strategies import STRATEGIES
 

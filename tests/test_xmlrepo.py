@@ -170,7 +170,7 @@ def test_read_split_picks_a_column(tmp_path):
 def test_xmlrepo_config_composes():
     from hydra import compose, initialize_config_module
 
-    from xmlthresh.cli import register_resolvers
+    from xmlthresh.cli.entry import register_resolvers
 
     register_resolvers()
     with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):

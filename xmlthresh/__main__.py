@@ -1,6 +1,6 @@
-"""``python -m xmlthresh``: the command line (:func:`xmlthresh.cli.console`)."""
+"""``python -m xmlthresh``: the command line (:func:`xmlthresh.cli.entry.console`)."""
 
-from .cli import console
+from xmlthresh.cli.entry import console
 
 if __name__ == "__main__":
     console()

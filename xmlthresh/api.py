@@ -22,11 +22,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .data.scores import ScoredSplit
-from . import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
-from .result import ThresholdResult
-from .strategies import STRATEGIES, BaseStrategy
-from .validation import InputError, check_labels, check_scores
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.config import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
+from xmlthresh.result import ThresholdResult
+from xmlthresh.strategies import STRATEGIES, BaseStrategy
+from xmlthresh.validation import InputError, check_labels, check_scores
 
 
 def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: float = 1.0, *,
@@ -100,11 +100,11 @@ def load_dataset(name: str, *, seed: int = 0, **params: Any) -> Any:
     Returns :class:`~xmlthresh.data.ranked_lists.RankedLists` (ranked-list files),
     :class:`~xmlthresh.data.multilabel.ScoreData` (score files, simulated rankers) or
     :class:`~xmlthresh.data.multilabel.MultiLabelData` (features and labels: Mulan, XML repository)."""
-    from .config import compose
-    from .datasets import DATASETS
-    from .options import options
-    from .registry import UnknownNameError
-    from .seeds import run_seed
+    from xmlthresh.config.compose import compose
+    from xmlthresh.datasets import DATASETS
+    from xmlthresh.config.options import options
+    from xmlthresh._util.registry import UnknownNameError
+    from xmlthresh.config.seeds import run_seed
 
     known = [option.name for option in options("dataset")]
     if name not in known:

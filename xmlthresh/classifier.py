@@ -39,10 +39,10 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
 
-from .api import fit_thresholds, make_strategy
-from .metrics import f_macro_score
-from .result import ThresholdResult
-from .validation import InputError, check_labels
+from xmlthresh.api import fit_thresholds, make_strategy
+from xmlthresh.metrics import f_macro_score
+from xmlthresh.result import ThresholdResult
+from xmlthresh.validation import InputError, check_labels
 
 RESPONSE_METHODS = ("auto", "decision_function", "predict_proba")
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .lazy_imports import lazy_module
-from .validation import InputError, check_labels
+from xmlthresh._util.lazy_imports import lazy_module
+from xmlthresh.validation import InputError, check_labels
 
 sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 

@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from . import __version__
-from .files import jsonable
-from .thresholds import apply_thresholds
-from .validation import InputError, check_scores
+from xmlthresh import __version__
+from xmlthresh._util.files import jsonable
+from xmlthresh.thresholds import apply_thresholds
+from xmlthresh.validation import InputError, check_scores
 
 FORMAT = "xmlthresh.thresholds"
 #: fields every thresholds file must hold
@@ -95,7 +95,7 @@ class ThresholdResult:
         scores = check_scores(scores, n_labels=self.n_labels)
         if self.thresholds is not None:
             return apply_thresholds(scores, self.thresholds)
-        from .data.scores import ScoredSplit
+        from xmlthresh.data.scores import ScoredSplit
 
         pred = sp.csr_matrix(self._rule_estimator().predict_split(ScoredSplit(scores, name="predict")), dtype=bool)
         pred.eliminate_zeros()
@@ -104,8 +104,8 @@ class ThresholdResult:
 
     def _rule_estimator(self) -> Any:
         if self._estimator is None:  # loaded from a file: rebuild the strategy from its parameters and rule
-            from . import plugins  # noqa: F401  (a plugin's strategy name loads the plugins)
-            from .strategies import STRATEGIES
+            from xmlthresh.config import plugins  # noqa: F401  (a plugin's strategy name loads the plugins)
+            from xmlthresh.strategies import STRATEGIES
 
             estimator = STRATEGIES.get(self.strategy)(**self.params)
             estimator.restore_rule(self.rule, self.n_labels)
@@ -135,7 +135,7 @@ class ThresholdResult:
 
     def save(self, path: str | Path) -> Path:
         """Write the result as JSON to ``path`` (atomically); returns the path."""
-        from .files import write_text_atomic
+        from xmlthresh._util.files import write_text_atomic
 
         path = Path(path)
         write_text_atomic(path, json.dumps(self.to_json(), indent=1, allow_nan=False) + "\n")

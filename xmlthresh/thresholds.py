@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lazy_imports import lazy_module
+from xmlthresh._util.lazy_imports import lazy_module
 
 sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 

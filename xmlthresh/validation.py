@@ -29,13 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from .lazy_imports import lazy_module
+from xmlthresh._util.errors import InputError  # the public name of input errors is xmlthresh.validation.InputError
+from xmlthresh._util.lazy_imports import lazy_module
+
 
 sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
-
-
-class InputError(ValueError):
-    """Invalid user input (scores, labels, thresholds files); the message says what to do."""
 
 
 #: the accepted range of beta: beyond it F_beta is numerically precision alone (or recall alone), and

@@ -26,7 +26,7 @@ from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.datasets.base import Dataset
 from xmlthresh.datasets.registry import DATASETS
-from xmlthresh.paths import data_dir
+from xmlthresh._util.paths import data_dir
 from xmlthresh.validation import check_int, check_number
 
 MAT_FILE = "tagprop_demo_corel5k.mat"

@@ -1,6 +1,6 @@
 """task=cde from the command line: unknown estimator / data set names and unknown parameters are one clear
 error (exit code 1, no traceback), not KeyError / TypeError tracebacks (issue 16). The command line runs in
-this process (``xmlthresh.cli.main``: a fresh interpreter would spend 3-4 s on imports per case); the
+this process (``xmlthresh.cli.entry.main``: a fresh interpreter would spend 3-4 s on imports per case); the
 console script's own one-line exit is tested through a real process in tests/test_user_errors.py."""
 
 from __future__ import annotations

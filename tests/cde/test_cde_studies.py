@@ -11,8 +11,8 @@ import pytest
 
 from xmlthresh.cde import CDE_DATASETS, ESTIMATORS
 from xmlthresh.cde.slices import density_slice, feature_point
-from xmlthresh.cde_studies import load_cde_results, sweep_axes
-from xmlthresh.studies import write_study_report
+from xmlthresh.report.cde_studies import load_cde_results, sweep_axes
+from xmlthresh.report.studies import write_study_report
 
 from .conftest import fast_params
 
@@ -133,7 +133,7 @@ def test_the_comparison_report_of_real_data_runs_plots_the_approximate_loss(tmp_
     to fail with 'no numeric data to plot', and the sweep's study report was then never written)."""
     import pandas as pd
 
-    from xmlthresh.report import _cde_table, write_report  # _cde_table: what load_runs returns for CDE runs
+    from xmlthresh.report.comparison import _cde_table, write_report  # _cde_table: what load_runs returns for CDE runs
 
     runs = pd.DataFrame({"tags.task": "cde", "status": "FINISHED", "params.cde_dataset": "xanes",
                          "params.estimator": ["marginal", "gmm", "marginal", "gmm"], "params.seed": ["0", "0", "1", "1"],

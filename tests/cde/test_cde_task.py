@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from xmlthresh.job import run_job
-from xmlthresh.report import load_runs, write_report
+from xmlthresh.run.job import run_job
+from xmlthresh.report.comparison import load_runs, write_report
 
 
 def cde_config(estimator: str, uri: str) -> dict:

@@ -8,7 +8,7 @@ import pytest
 
 from xmlthresh.cde import ESTIMATORS, run_benchmark
 from xmlthresh.cde.series_post import Floor, bump_regions, kept_cells, point_cells
-from xmlthresh.registry import ConfigError
+from xmlthresh._util.registry import ConfigError
 
 from .conftest import fast_params
 

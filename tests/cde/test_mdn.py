@@ -11,7 +11,7 @@ mdn = pytest.importorskip(
 )
 
 from xmlthresh.cde.benchmark import make_estimator, run_benchmark  # noqa: E402
-from xmlthresh.registry import ConfigError  # noqa: E402
+from xmlthresh._util.registry import ConfigError  # noqa: E402
 
 #: small networks and few epochs: every fit below takes well under a second
 FAST = {"n_components_grid": (3, 6), "hidden_grid": (16,), "max_epochs": 60, "patience": 8}
@@ -112,7 +112,7 @@ def test_unknown_parameter_and_bad_values_are_one_line_errors(small_data):
 
 
 def test_xmlthresh_list_shows_mdn():
-    from xmlthresh.plugins import describe
+    from xmlthresh.config.plugins import describe
 
     listing = describe(check=True)
     assert any(line.split()[:1] == ["mdn"] for line in listing.splitlines()), listing  # the option
@@ -122,7 +122,7 @@ def test_xmlthresh_list_shows_mdn():
 
 
 def test_without_torch_the_estimator_is_unavailable_with_the_install_hint(monkeypatch, small_data):
-    from xmlthresh.registry import UnavailableError
+    from xmlthresh._util.registry import UnavailableError
 
     monkeypatch.setattr(mdn.estimator.importlib.util, "find_spec", lambda name: None)
     assert "pip install torch==2.13.0" in mdn.estimator.MDNCDE.unavailable_reason()

@@ -1,7 +1,7 @@
 """Every CDE reference-study preset (``experiment=cde_*``) runs end to end on a tiny version of itself (a
 few points, two cheap estimators, tiny data) and its study report holds finite numbers (issue 16).
 
-Each test runs the real command line (``xmlthresh experiment=...``, in this process: ``xmlthresh.cli.main``,
+Each test runs the real command line (``xmlthresh experiment=...``, in this process: ``xmlthresh.cli.entry.main``,
 which spares a fresh interpreter's 3-4 s of imports per preset) with overrides that shrink the sweep, then
 writes the study report from the jobs' result.json files (as the sweep callback does when
 tracking is on) and checks the markdown, the CSV and the PNG.
@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from helpers import run_cli
 
-from xmlthresh.studies import write_study_report
+from xmlthresh.report.studies import write_study_report
 
 TINY = ("cde.n_samples=32", "tracking.enabled=false", "estimator.bandwidth_grid=[0.05,0.2,0.5]")
 SMALL = ("cde_dataset.n_train=100", "cde_dataset.n_test=40")  # the synthetic data sets

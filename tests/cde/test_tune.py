@@ -8,7 +8,7 @@ import pytest
 
 from xmlthresh.cde import ESTIMATORS
 from xmlthresh.cde.base import target_scale
-from xmlthresh.registry import ConfigError
+from xmlthresh._util.registry import ConfigError
 
 from .conftest import ESTIMATOR_NAMES, fast_params
 

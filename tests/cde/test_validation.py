@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from xmlthresh.cde import CDE_DATASETS, ESTIMATORS
-from xmlthresh.registry import UnknownNameError
+from xmlthresh._util.registry import UnknownNameError
 
 from .conftest import fast_params
 

@@ -8,7 +8,7 @@ and, for the synthetic ones, the true density. ``metrics`` scores estimates (dir
 loss, NLL, HDR coverage, PIT); ``run_benchmark`` runs one estimator on one dataset.
 """
 
-from .benchmark import run_benchmark
-from .registry import CDE_DATASETS, ESTIMATORS
+from xmlthresh.cde.benchmark import run_benchmark
+from xmlthresh.cde.registry import CDE_DATASETS, ESTIMATORS
 
 __all__ = ["CDE_DATASETS", "ESTIMATORS", "run_benchmark"]

@@ -21,10 +21,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .mixture import DiagKernelMixture, FullGaussianMixture
-from .quadrature import Quadrature
-from .transform import TargetTransform
-from .validation import (
+from xmlthresh.cde.mixture import DiagKernelMixture, FullGaussianMixture
+from xmlthresh.cde.quadrature import Quadrature
+from xmlthresh.cde.transform import TargetTransform
+from xmlthresh.cde.validation import (
     check_bounds,
     check_features,
     check_grid,

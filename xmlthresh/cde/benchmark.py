@@ -14,10 +14,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..registry import constructor_parameters
-from .datasets.base import CDEData
-from .metrics import evaluate_cde
-from .registry import CDE_DATASETS, ESTIMATORS
+from xmlthresh._util.registry import constructor_parameters
+from xmlthresh.cde.datasets.base import CDEData
+from xmlthresh.cde.metrics import evaluate_cde
+from xmlthresh.cde.registry import CDE_DATASETS, ESTIMATORS
 
 
 def load_dataset(dataset_name: str, seed: int = 0, **params: Any) -> CDEData:

@@ -31,10 +31,10 @@ from typing import Any, Callable
 import numpy as np
 from scipy.stats import kstest
 
-from .base import CDEstimator
-from .mixture import blocks
-from .quadrature import Quadrature
-from .validation import check_features, check_same_length, check_targets
+from xmlthresh.cde.base import CDEstimator
+from xmlthresh.cde.mixture import blocks
+from xmlthresh.cde.quadrature import Quadrature
+from xmlthresh.cde.validation import check_features, check_same_length, check_targets
 
 _TINY = np.finfo(np.float64).tiny
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import CDEstimator
-from .datasets.base import CDEData
-from .validation import check_features, check_positive_int
+from xmlthresh.cde.base import CDEstimator
+from xmlthresh.cde.datasets.base import CDEData
+from xmlthresh.cde.validation import check_features, check_positive_int
 
 
 def plot_densities(

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from ..registry import Registry
+from xmlthresh._util.registry import Registry
 
 ESTIMATORS: Registry = Registry("estimator", package="xmlthresh.cde.estimators")
 CDE_DATASETS: Registry = Registry("cde_dataset", package="xmlthresh.cde.datasets")

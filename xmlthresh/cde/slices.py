@@ -2,7 +2,7 @@
 
 ``density_slice(estimator, data, x)`` evaluates f^(. | x) and, when the data set knows it, f(. | x) on a
 ``grid_size`` x ``grid_size`` grid over the data set's plot box, plus the integrated squared error
-int (f^ - f)^2 dz at that x (midpoint rule). The arrays are what ``xmlthresh.cde_studies`` draws side by side
+int (f^ - f)^2 dz at that x (midpoint rule). The arrays are what ``xmlthresh.report.cde_studies`` draws side by side
 with one colour scale; the job saves them as ``density_at_x.npz``.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import CDEstimator
-from .datasets.base import CDEData
-from .validation import check_positive_int
+from xmlthresh.cde.base import CDEstimator
+from xmlthresh.cde.datasets.base import CDEData
+from xmlthresh.cde.validation import check_positive_int
 
 
 def feature_point(x, n_features: int) -> np.ndarray:

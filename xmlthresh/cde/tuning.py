@@ -18,7 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .mixture import _pairwise_sq, blocks
+from xmlthresh.cde.mixture import _pairwise_sq, blocks
 
 
 def kernel_cde_losses(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .arff import NOMINAL, NUMERIC, Attribute, format_error
+from xmlthresh.data.arff import NOMINAL, NUMERIC, Attribute, format_error
 
 
 def binary_label_matrix(values: np.ndarray | sp.csr_matrix, attributes: tuple[Attribute, ...] | list[Attribute],

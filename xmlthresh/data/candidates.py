@@ -29,8 +29,8 @@ from functools import cached_property
 import numba
 import numpy as np
 
-from ..metrics import safe_ratio
-from .ranked_lists import RankedLists, RankedListsError
+from xmlthresh.metrics import safe_ratio
+from xmlthresh.data.ranked_lists import RankedLists, RankedListsError
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Fetching raw data files from their public origin into the data directory, verified by sha256.
 
-A file is streamed to a temporary file in the destination directory (:func:`xmlthresh.files.atomic_output`)
+A file is streamed to a temporary file in the destination directory (:func:`xmlthresh._util.files.atomic_output`)
 and renamed into place only after its checksum matched, so a failed or corrupted download never leaves a
 partial file behind. Downloads can
 be switched off with ``XMLTHRESH_OFFLINE=1``; then a missing file is an error saying where to put it.
@@ -15,8 +15,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import atomic_output
-from ..paths import data_dir
+from xmlthresh._util.files import atomic_output
+from xmlthresh._util.paths import data_dir
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..metrics import evaluate
-from .ranked_lists import RankedLists
+from xmlthresh.metrics import evaluate
+from xmlthresh.data.ranked_lists import RankedLists
 
 
 def true_positives_at_cuts(lists: RankedLists, cut: np.ndarray) -> np.ndarray:

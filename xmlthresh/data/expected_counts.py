@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .candidates import Candidates
-from .entries import LabelEntries
+from xmlthresh.data.candidates import Candidates
+from xmlthresh.data.entries import LabelEntries
 
 
 @dataclass(frozen=True)

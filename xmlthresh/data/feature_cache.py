@@ -22,8 +22,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .keyed_store import Arrays, CorruptEntryError, cached
-from .multilabel import MultiLabelData
+from xmlthresh.data.keyed_store import Arrays, CorruptEntryError, cached
+from xmlthresh.data.multilabel import MultiLabelData
 
 #: bump when the stored layout changes (loaders version their own semantics through ``version``)
 FORMAT_VERSION = 2  # 1: the .npz entries of xmlthresh.data.npz_entries

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from .arff import NOMINAL, NUMERIC, Attribute
+from xmlthresh.data.arff import NOMINAL, NUMERIC, Attribute
 
 if TYPE_CHECKING:
     from sklearn.compose import ColumnTransformer
@@ -92,7 +92,7 @@ class FeatureEncoder:
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
-        from .code_imputer import MostFrequentCode
+        from xmlthresh.data.code_imputer import MostFrequentCode
 
         groups = self._groups()
         width = [1 if a.kind == NUMERIC or len(a.values) == 2 else len(a.values) for a in self.attributes]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .ranked_lists import RankedLists
+from xmlthresh.data.ranked_lists import RankedLists
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from functools import cached_property
 import numba
 import numpy as np
 
-from .candidates import Candidates
+from xmlthresh.data.candidates import Candidates
 
 
 @dataclass(frozen=True)

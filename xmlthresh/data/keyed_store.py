@@ -8,7 +8,7 @@ stored value when its entry is good, else ``build()``-s it and stores ``encode(v
   resolved source paths, parse parameters, the caller's format version) -- other parameters, another entry;
 * **invalidated by its sources**: the entry records the name, size and modification time (ns) of every source
   file; a changed source is a miss and the entry is rebuilt in place (stale entries do not pile up);
-* **atomic**: entries are written through :func:`xmlthresh.files.atomic_output` (temporary file, fsync,
+* **atomic**: entries are written through :func:`xmlthresh._util.files.atomic_output` (temporary file, fsync,
   rename): a kill, an error or a full disk during the write leaves no partial entry; a build that raises
   stores nothing;
 * **checked**: every array carries a CRC-32; an entry that cannot be read, fails a checksum or does not decode
@@ -38,8 +38,8 @@ from typing import Any, BinaryIO, Callable, Generic, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from ..files import atomic_output
-from ..paths import cache_dir
+from xmlthresh._util.files import atomic_output
+from xmlthresh._util.paths import cache_dir
 
 log = logging.getLogger(__name__)
 

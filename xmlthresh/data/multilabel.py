@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..lazy_imports import lazy_module
-from .scores import ScoredSplit
+from xmlthresh._util.lazy_imports import lazy_module
+from xmlthresh.data.scores import ScoredSplit
 
 sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 

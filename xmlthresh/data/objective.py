@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .candidates import Candidates
+from xmlthresh.data.candidates import Candidates
 
 
 def check_min_precision(value: object) -> float:

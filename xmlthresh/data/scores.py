@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 import numba
 import numpy as np
 
-from ..lazy_imports import lazy_module
-from ..thresholds import apply_thresholds
-from .ranked_lists import RankedLists
+from xmlthresh._util.lazy_imports import lazy_module
+from xmlthresh.thresholds import apply_thresholds
+from xmlthresh.data.ranked_lists import RankedLists
 
 sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 

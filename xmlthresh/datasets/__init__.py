@@ -1,6 +1,6 @@
 """Dataset plugins: one module per source, registered by name in ``DATASETS`` (discovered on first use)."""
 
-from .base import Dataset
-from .registry import DATASETS
+from xmlthresh.datasets.base import Dataset
+from xmlthresh.datasets.registry import DATASETS
 
 __all__ = ["DATASETS", "Dataset"]

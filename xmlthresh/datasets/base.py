@@ -8,9 +8,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
-from ..data.multilabel import MultiLabelData, ScoreData
-from ..data.ranked_lists import RankedLists
-from ..validation import InputError, check_bool, check_int
+from xmlthresh.data.multilabel import MultiLabelData, ScoreData
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.validation import InputError, check_bool, check_int
 
 Data = RankedLists | ScoreData | MultiLabelData
 
@@ -27,7 +27,7 @@ class Dataset(ABC):
 
     def population(self) -> object | None:
         """The data set's generative model in closed form, when it has one (dense ``synthetic_xmc``: an
-        :class:`~xmlthresh.datasets.xmc_population.XmcPopulation`); None by default."""
+        :class:`~xmlthresh.datasets.synthetic_xmc_posterior.XmcPopulation`); None by default."""
         return None
 
     @abstractmethod

@@ -30,16 +30,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..data.arff import TEXT_KINDS, check_same_attributes, count_missing, read_arff, select_columns
-from ..data.arff_labels import binary_label_matrix
-from ..data.download import DataUnavailableError, RemoteFile, ensure_file
-from ..data.feature_cache import cached_build
-from ..data.feature_encoding import FeatureEncoder
-from ..data.multilabel import MultiLabelData
-from ..data.stratify import stratified_holdout
-from ..paths import data_dir
-from .base import Dataset
-from .registry import DATASETS
+from xmlthresh.data.arff import TEXT_KINDS, check_same_attributes, count_missing, read_arff, select_columns
+from xmlthresh.data.arff_labels import binary_label_matrix
+from xmlthresh.data.download import DataUnavailableError, RemoteFile, ensure_file
+from xmlthresh.data.feature_cache import cached_build
+from xmlthresh.data.feature_encoding import FeatureEncoder
+from xmlthresh.data.multilabel import MultiLabelData
+from xmlthresh.data.stratify import stratified_holdout
+from xmlthresh._util.paths import data_dir
+from xmlthresh.datasets.base import Dataset
+from xmlthresh.datasets.registry import DATASETS
 
 log = logging.getLogger(__name__)
 

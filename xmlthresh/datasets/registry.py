@@ -1,7 +1,7 @@
 """The registry of dataset plugins (name -> loader class with ``load()``), discovered from this package's
 modules."""
 
-from ..registry import Registry
+from xmlthresh._util.registry import Registry
 
 DATASETS: Registry = Registry("dataset", package="xmlthresh.datasets",
                               modules={"ranked_lists": "ranked_list_files", "scores": "score_files"})

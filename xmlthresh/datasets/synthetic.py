@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import detmath
-from ..data.ranked_lists import RankedLists
-from ..validation import check_int, check_memory, check_number
-from .base import Dataset
-from .registry import DATASETS
+from xmlthresh._util import detmath
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.validation import check_int, check_memory, check_number
+from xmlthresh.datasets.base import Dataset
+from xmlthresh.datasets.registry import DATASETS
 
 
 #: peak memory per (document, label) cell of the generator's dense matrices (uniforms, their sorted copy, the

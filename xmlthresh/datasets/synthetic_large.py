@@ -28,7 +28,7 @@ The generative model, fully seeded (same parameters -> same lists):
 
 Seeding scheme: one ``numpy.random.default_rng(seed)`` stream draws, in this order, the popularity ranks,
 the rounding of the sizes, the in-list counts, then the spacings block after block (``BLOCK_DRAWS``).
-The powers, logarithms and exponentials go through :mod:`xmlthresh.detmath` (the same bits on every CPU;
+The powers, logarithms and exponentials go through :mod:`xmlthresh._util.detmath` (the same bits on every CPU;
 numpy's own loops differ between AVX512 and AVX2 machines, and so did the lists), so the same parameters
 give the same lists on every machine and thread count (tests/test_determinism.py).
 """
@@ -38,11 +38,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .. import detmath
-from ..data.ranked_lists import RankedLists
-from ..validation import check_int, check_memory, check_number
-from .base import Dataset
-from .registry import DATASETS
+from xmlthresh._util import detmath
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.validation import check_int, check_memory, check_number
+from xmlthresh.datasets.base import Dataset
+from xmlthresh.datasets.registry import DATASETS
 
 #: spacings drawn per block of labels (part of the seeding scheme: changing it changes the data)
 BLOCK_DRAWS = 1 << 22

@@ -24,12 +24,13 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from .. import detmath
-from ..data.multilabel import ScoreData
-from ..data.scores import ScoredSplit
-from ..validation import check_int, check_memory, check_number
-from .registry import DATASETS
-from .base import Dataset
+from xmlthresh._util import detmath
+from xmlthresh.data.multilabel import ScoreData
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.validation import check_int, check_memory, check_number
+from xmlthresh.datasets.registry import DATASETS
+from xmlthresh.datasets.base import Dataset
+from xmlthresh.datasets.synthetic_xmc_posterior import XmcPopulation, popularity_weights, xmc_label_prior
 
 #: dense scores (top_k = None) of more (document, label) cells than this per split are refused
 MAX_DENSE_CELLS = 50_000_000
@@ -81,12 +82,6 @@ def generate_xmc_scores(
         "test_labels_without_documents": int(np.count_nonzero(splits["test"].n_relevant == 0)),
     }
     return ScoreData(name, splits, info)
-
-
-def popularity_weights(popularity_rank: np.ndarray, zipf_exponent: float) -> np.ndarray:
-    """r ** -zipf_exponent, through :mod:`xmlthresh.detmath`: the same bits on every CPU (numpy's own power
-    differs between AVX512 and AVX2 loops, and the alias table compares uniforms against these weights)."""
-    return detmath.power(popularity_rank.astype(np.float64), -zipf_exponent)
 
 
 def _check(n_labels, num_docs, num_validation_docs, labels_per_doc, zipf_exponent, top_k, n_distractors,
@@ -310,11 +305,10 @@ class SyntheticXMC(Dataset):
         )
 
     def population(self):
-        """The closed-form population model (:class:`xmlthresh.datasets.xmc_population.XmcPopulation`) of dense scores;
+        """The closed-form population model (:class:`xmlthresh.datasets.synthetic_xmc_posterior.XmcPopulation`) of dense scores;
         None for top-k scores (the top-k selection couples labels: no closed form)."""
         if self.top_k is not None:
             return None
-        from .xmc_population import XmcPopulation, xmc_label_prior
 
         prior = xmc_label_prior(int(self.n_labels), float(self.labels_per_doc), float(self.zipf_exponent),
                                 int(self.seed))

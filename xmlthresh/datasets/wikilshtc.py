@@ -10,9 +10,9 @@ the variant of the reference table without "predict all".
 
 from __future__ import annotations
 
-from ..data.ranked_lists import RankedLists
-from .ranked_list_files import RankedListFile
-from .registry import DATASETS
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.datasets.ranked_list_loader import RankedListFile
+from xmlthresh.datasets.registry import DATASETS
 
 #: m of the WikiLSHTC-325K test set (the lists hold only the top 1,000 documents of each label)
 WIKI_NUM_DOCS = 587_084

@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.download import DataUnavailableError
-from ..data.feature_cache import cached_build
-from ..data.multilabel import MultiLabelData
-from ..data.stratify import stratified_holdout
-from ..paths import data_dir
-from .base import Dataset
-from .registry import DATASETS
+from xmlthresh.data.download import DataUnavailableError
+from xmlthresh.data.feature_cache import cached_build
+from xmlthresh.data.multilabel import MultiLabelData
+from xmlthresh.data.stratify import stratified_holdout
+from xmlthresh._util.paths import data_dir
+from xmlthresh.datasets.base import Dataset
+from xmlthresh.datasets.registry import DATASETS
 
 #: bump when the loader's output for the same files and parameters changes (invalidates cache entries)
 LOADER_VERSION = 1

@@ -7,11 +7,11 @@ are listed by ``unavailable_rankers()``. ``crossfit_scores(data, ranker_name, pa
 gives out-of-fold scores of every training document instead (``protocol=crossfit``).
 """
 
-from .base import Ranker, RankerUnavailableError
-from .crossfit import crossfit_scores, out_of_fold_scores
-from .quality import precision_at_k, ranking_loss
-from .registry import RANKERS, available_rankers, unavailable_rankers
-from .scoring import make_ranker, ranker_quality, ranker_scores
+from xmlthresh.rankers.base import Ranker, RankerUnavailableError
+from xmlthresh.rankers.crossfit import crossfit_scores, out_of_fold_scores
+from xmlthresh.rankers.quality import precision_at_k, ranking_loss
+from xmlthresh.rankers.registry import RANKERS, available_rankers, unavailable_rankers
+from xmlthresh.rankers.scoring import make_ranker, ranker_quality, ranker_scores
 
 __all__ = [
     "RANKERS",

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array
 
-from ..validation import check_int
+from xmlthresh.validation import check_int
 
 #: scores of at most this many (document, label) cells are held densely at once when ``top_k`` is set
 BLOCK_CELLS = 1 << 22

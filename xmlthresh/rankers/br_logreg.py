@@ -19,9 +19,9 @@ import scipy.sparse as sp
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
-from ..validation import check_int, check_number
-from .base import Ranker
-from .registry import RANKERS
+from xmlthresh.validation import check_int, check_number
+from xmlthresh.rankers.base import Ranker
+from xmlthresh.rankers.registry import RANKERS
 
 
 @RANKERS.register("br_logreg")

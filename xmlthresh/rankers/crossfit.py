@@ -30,14 +30,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from ..data.folds import check_folds, kfold_assignment
-from ..data.multilabel import MultiLabelData, ScoreData
-from ..data.score_file import save_scores
-from ..data.scores import ScoredSplit
-from ..locks import cache_lock
-from .base import Ranker
-from .score_cache import cache_key, cache_path, read_cache
-from .scoring import make_ranker, ranker_info, ranker_quality
+from xmlthresh.data.folds import check_folds, kfold_assignment
+from xmlthresh.data.multilabel import MultiLabelData, ScoreData
+from xmlthresh.data.score_format import save_scores
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh._util.locks import cache_lock
+from xmlthresh.rankers.base import Ranker
+from xmlthresh.rankers.score_cache import cache_key, cache_path, read_cache
+from xmlthresh.rankers.scoring import make_ranker, ranker_info, ranker_quality
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 
-from ..validation import check_int
-from .base import Ranker
-from .registry import RANKERS
+from xmlthresh.validation import check_int
+from xmlthresh.rankers.base import Ranker
+from xmlthresh.rankers.registry import RANKERS
 
 
 @RANKERS.register("knn")

@@ -19,9 +19,9 @@ from functools import lru_cache
 import numpy as np
 import scipy.sparse as sp
 
-from ..validation import check_int, check_number
-from .base import Ranker
-from .registry import RANKERS
+from xmlthresh.validation import check_int, check_number
+from xmlthresh.rankers.base import Ranker
+from xmlthresh.rankers.registry import RANKERS
 
 
 @RANKERS.register("mlknn")

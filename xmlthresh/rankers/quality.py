@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import label_ranking_loss
 
-from .base import BLOCK_CELLS, check_label_matrix, top_k_per_row
+from xmlthresh.rankers.base import BLOCK_CELLS, check_label_matrix, top_k_per_row
 
 
 def precision_at_k(scores: np.ndarray | sp.csr_matrix, labels, ks: Iterable[int] = (1, 3, 5)) -> dict[int, float]:

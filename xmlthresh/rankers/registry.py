@@ -7,7 +7,7 @@ when it is fitted -- importing xmlthresh never fails because of it.
 
 from __future__ import annotations
 
-from ..registry import Registry
+from xmlthresh._util.registry import Registry
 
 RANKERS: Registry = Registry("ranker", package="xmlthresh.rankers")
 

@@ -1,12 +1,12 @@
-"""The rankers' score cache: a directory of score files (:mod:`xmlthresh.data.score_file`) under
+"""The rankers' score cache: a directory of score files (:mod:`xmlthresh.data.score_format`) under
 ``cache_dir()/scores/`` (``$XMLTHRESH_CACHE``), one per (data set, ranker, parameters, seed[, folds]).
 
 Why score files and not the keyed store of the parse caches (:mod:`xmlthresh.data.keyed_store`): an entry is
 keyed by a hash of the data's *content* (not by source files), and it is a plain score file, so
 ``dataset=scores dataset.path=<entry>`` reads it back. :func:`cache_key` names what shapes the scores,
 :func:`cache_path` where they go, :func:`read_cache` reads an entry back (an unreadable entry or one of another
-key is a miss, never an error); entries are written by :func:`xmlthresh.data.score_file.save_scores` (atomic).
-Locking against two workers filling one entry is the caller's (:func:`xmlthresh.locks.cache_lock`).
+key is a miss, never an error); entries are written by :func:`xmlthresh.data.score_format.save_scores` (atomic).
+Locking against two workers filling one entry is the caller's (:func:`xmlthresh._util.locks.cache_lock`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import Any, Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.multilabel import MultiLabelData, ScoreData
-from ..data.score_file import ScoreFileError, load_scores
-from ..files import jsonable
-from ..paths import cache_dir
+from xmlthresh.data.multilabel import MultiLabelData, ScoreData
+from xmlthresh.data.score_format import ScoreFileError, load_scores
+from xmlthresh._util.files import jsonable
+from xmlthresh._util.paths import cache_dir
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ The ranker is fitted on the ``train`` split only (the loaders carve ``validation
 ``validation`` and ``test``. The result is cached in ``cache_dir()/scores/`` (``$XMLTHRESH_CACHE``) under a
 key of (data set name, fingerprint of the data: every split's array shapes and a hash of their contents,
 ranker name, the ranker's full parameters, seed, cache format), written atomically in the score-file format
-(:mod:`xmlthresh.data.score_file`) by :mod:`.score_cache`, so a sweep over threshold strategies fits the
+(:mod:`xmlthresh.data.score_format`) by :mod:`.score_cache`, so a sweep over threshold strategies fits the
 ranker once.
 A cache hit is logged ("scores from cache ...") and marked ``info["scores_from_cache"] = True``.
 
@@ -23,16 +23,16 @@ from typing import Any, Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.multilabel import MultiLabelData, ScoreData
-from ..data.score_file import save_scores
-from ..data.scores import ScoredSplit
-from ..files import jsonable
-from ..locks import cache_lock
-from ..registry import constructor_parameters
-from .base import Ranker
-from .quality import precision_at_k, ranking_loss
-from .registry import RANKERS
-from .score_cache import cache_key, cache_path, read_cache
+from xmlthresh.data.multilabel import MultiLabelData, ScoreData
+from xmlthresh.data.score_format import save_scores
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh._util.files import jsonable
+from xmlthresh._util.locks import cache_lock
+from xmlthresh._util.registry import constructor_parameters
+from xmlthresh.rankers.base import Ranker
+from xmlthresh.rankers.quality import precision_at_k, ranking_loss
+from xmlthresh.rankers.registry import RANKERS
+from xmlthresh.rankers.score_cache import cache_key, cache_path, read_cache
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._kernels import f_beta_scalar, neumaier_add, segment_max_f
+from xmlthresh.strategies._kernels import f_beta_scalar, neumaier_add, segment_max_f
 
 #: a hull maximiser closer than this (as a fraction of its edge) to an end point is taken to be that vertex
 VERTEX_TOL = 1e-9

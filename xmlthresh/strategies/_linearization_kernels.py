@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._kernels import neumaier_add
+from xmlthresh.strategies._kernels import neumaier_add
 
 
 @numba.njit(cache=True)

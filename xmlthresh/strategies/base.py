@@ -52,17 +52,17 @@ import logging
 
 import numpy as np
 
-from ..data.candidates import Candidates, build_candidates
-from ..data.objective import (FlooredCandidates, check_min_precision, check_smoothing, choice_diagnostics,
+from xmlthresh.data.candidates import Candidates, build_candidates
+from xmlthresh.data.objective import (FlooredCandidates, check_min_precision, check_smoothing, choice_diagnostics,
                               smoothed, with_precision_floor)
-from ..data.ranked_lists import RankedLists
-from ..data.scores import ScoredSplit
-from ..data.evaluation import evaluate_cuts
-from ..lazy_imports import lazy_module
-from ..metrics import evaluate, f_beta
-from ..validation import check_beta, check_labels, check_scores
-from .fitted import FittedRule
-from .params import EstimatorParams, not_fitted
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.data.evaluation import evaluate_cuts
+from xmlthresh._util.lazy_imports import lazy_module
+from xmlthresh.metrics import evaluate, f_beta
+from xmlthresh.validation import check_beta, check_labels, check_scores
+from xmlthresh.strategies.fitted import FittedRule
+from xmlthresh.strategies.params import EstimatorParams, not_fitted
 
 sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.candidates import Candidates
-from ..data.ranked_lists import RankedLists
-from ._kernels import coordinate_ascent, independent_argmax
-from .registry import STRATEGIES
-from .base import PrecisionControlMixin, ThresholdStrategy
+from xmlthresh.data.candidates import Candidates
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.strategies._kernels import coordinate_ascent, independent_argmax
+from xmlthresh.strategies.registry import STRATEGIES
+from xmlthresh.strategies.base import PrecisionControlMixin, ThresholdStrategy
 
 
 @STRATEGIES.register("coordinate")

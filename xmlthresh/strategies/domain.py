@@ -40,15 +40,15 @@ import time
 
 import numpy as np
 
-from ..data.candidates import Candidates
-from ..data.hulls import hull_chains
-from ..data.ranked_lists import RankedLists
-from ..metrics import f_beta
-from ..validation import check_int, check_size
-from ._domain_kernels import branch_and_bound, label_classes
-from ._kernels import increment_sweep, select_crossing
-from .base import PrecisionControlMixin, ThresholdStrategy
-from .registry import STRATEGIES
+from xmlthresh.data.candidates import Candidates
+from xmlthresh.data.hulls import hull_chains
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.metrics import f_beta
+from xmlthresh.validation import check_int, check_size
+from xmlthresh.strategies._domain_kernels import branch_and_bound, label_classes
+from xmlthresh.strategies._kernels import increment_sweep, select_crossing
+from xmlthresh.strategies.base import PrecisionControlMixin, ThresholdStrategy
+from xmlthresh.strategies.registry import STRATEGIES
 
 #: a hull maximiser closer than this (as a fraction of its edge) to an end point is taken to be that vertex
 _VERTEX_TOL = 1e-9

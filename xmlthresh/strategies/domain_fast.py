@@ -46,13 +46,13 @@ from typing import Any
 
 import numpy as np
 
-from ..data.candidates import Candidates
-from ..data.hulls import hull_chains
-from ..data.ranked_lists import RankedLists
-from ..validation import check_size
-from ._domain_kernels import polyline_max_f, support_points
-from .base import ThresholdStrategy
-from .registry import STRATEGIES
+from xmlthresh.data.candidates import Candidates
+from xmlthresh.data.hulls import hull_chains
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.validation import check_size
+from xmlthresh.strategies._domain_kernels import polyline_max_f, support_points
+from xmlthresh.strategies.base import ThresholdStrategy
+from xmlthresh.strategies.registry import STRATEGIES
 
 #: peak memory per direction of a fit: the directions' angle, tangent, cosine and sine, the support points'
 #: step, P and R, and the outer polygon's differences and vertices (measured: 38.5 bytes per direction at

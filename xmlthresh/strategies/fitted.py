@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..data.ranked_lists import RankedLists
+from xmlthresh.data.ranked_lists import RankedLists
 
 
 @dataclass(frozen=True)

@@ -55,15 +55,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.candidates import Candidates
-from ..data.hulls import hull_chains
-from ..data.ranked_lists import RankedLists
-from ..metrics import f_beta
-from ..validation import check_int, check_size
-from ._kernels import segment_max_f
-from ._linearization_kernels import prefix_means
-from .base import ThresholdStrategy
-from .registry import STRATEGIES
+from xmlthresh.data.candidates import Candidates
+from xmlthresh.data.hulls import hull_chains
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.metrics import f_beta
+from xmlthresh.validation import check_int, check_size
+from xmlthresh.strategies._kernels import segment_max_f
+from xmlthresh.strategies._linearization_kernels import prefix_means
+from xmlthresh.strategies.base import ThresholdStrategy
+from xmlthresh.strategies.registry import STRATEGIES
 
 HALF_PI = np.pi / 2
 #: peak memory per point of ``search=grid``'s (grid + 1)^2 points (measured: 83 bytes per point at grid = 1500,

@@ -71,17 +71,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..data.candidates import Candidates
-from ..data.ranked_lists import RankedLists
-from ..metrics import f_beta
-from ..validation import check_size
-from ._linearization_kernels import cell_rectangles, neighbourhood_rectangles, position_blocks
-from .base import ThresholdStrategy
-from .linearization import LinearizedMap
+from xmlthresh.data.candidates import Candidates
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.metrics import f_beta
+from xmlthresh.validation import check_size
+from xmlthresh.strategies._linearization_kernels import cell_rectangles, neighbourhood_rectangles, position_blocks
+from xmlthresh.strategies.base import ThresholdStrategy
+from xmlthresh.strategies.linearization import LinearizedMap
 
 if TYPE_CHECKING:
     import pandas as pd
-from .registry import STRATEGIES
+from xmlthresh.strategies.registry import STRATEGIES
 
 #: columns of the reference program's grid files (``grid_table`` adds ``in_own_rectangle``, ``cell_in_region``)
 #: peak memory per point of the (grid + 1)^2 grid: the table's columns, the rectangles and the cell region

@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.scores import ScoredSplit
-from ..data.evaluation import true_positives_at_cuts
-from ..metrics import evaluate
-from ..validation import check_int, check_size
-from .base import ScoreStrategy
-from .registry import STRATEGIES
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.data.evaluation import true_positives_at_cuts
+from xmlthresh.metrics import evaluate
+from xmlthresh.validation import check_int, check_size
+from xmlthresh.strategies.base import ScoreStrategy
+from xmlthresh.strategies.registry import STRATEGIES
 
 #: memory per value of the grid of x: the geomspace entry (8 bytes) and its F-macro in a Python list
 #: (an 8-byte pointer and a 24-byte float)

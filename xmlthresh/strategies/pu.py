@@ -1,6 +1,6 @@
 """``pu``: exact F-macro optimisation of the population (plug-in) objective (theory.md section 6).
 
-1. Calibrate the ranker's scores into probabilities eta_k on the fit split (:mod:`xmlthresh.calibration`:
+1. Calibrate the ranker's scores into probabilities eta_k on the fit split (:mod:`xmlthresh.strategies.calibration`:
    per-label isotonic or Platt maps shrunk towards a pooled map, or the pooled map alone).
 2. On a target set of scored documents, build each label's expected counts: E tp_k(t) = sum of eta over the
    documents scored >= t, E pred_k(t) = their number, E pos_k = sum of eta over all of them
@@ -29,16 +29,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..calibration import CALIBRATIONS, ScoreCalibration
-from ..data.entries import LabelEntries, label_entries
-from ..data.expected_counts import expected_candidates
-from ..data.objective import check_min_precision, choice_diagnostics, with_precision_floor
-from ..data.scores import ScoredSplit
-from ..metrics import f_beta
-from .base import ScoreStrategy, _warn_predict_all
-from .domain import turning_group_sweep
-from .params import not_fitted
-from .registry import STRATEGIES
+from xmlthresh.strategies.calibration import CALIBRATIONS, ScoreCalibration
+from xmlthresh.data.entries import LabelEntries, label_entries
+from xmlthresh.data.expected_counts import expected_candidates
+from xmlthresh.data.objective import check_min_precision, choice_diagnostics, with_precision_floor
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.metrics import f_beta
+from xmlthresh.strategies.base import ScoreStrategy, _warn_predict_all
+from xmlthresh.strategies.domain import turning_group_sweep
+from xmlthresh.strategies.params import not_fitted
+from xmlthresh.strategies.registry import STRATEGIES
 
 TARGETS = ("fit", "eval")
 

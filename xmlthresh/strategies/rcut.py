@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.scores import ScoredSplit
-from ..metrics import evaluate
-from .base import ScoreStrategy
-from .registry import STRATEGIES
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.metrics import evaluate
+from xmlthresh.strategies.base import ScoreStrategy
+from xmlthresh.strategies.registry import STRATEGIES
 
 
 @STRATEGIES.register("rcut")

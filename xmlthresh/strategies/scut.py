@@ -13,11 +13,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.scores import ScoredSplit
-from ..metrics import f_beta, safe_ratio
-from .base import ScoreStrategy
-from .independent import IndependentStrategy
-from .registry import STRATEGIES
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.metrics import f_beta, safe_ratio
+from xmlthresh.strategies.base import ScoreStrategy
+from xmlthresh.strategies.independent import IndependentStrategy
+from xmlthresh.strategies.registry import STRATEGIES
 
 FALLBACKS = ("top", "none")
 

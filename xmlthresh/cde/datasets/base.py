@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ... import detmath
+from xmlthresh._util import detmath
 
 DensityFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 NormFn = Callable[[np.ndarray], np.ndarray]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import detmath
-from ..registry import CDE_DATASETS
-from .base import SyntheticCDE, check_sizes, relevance_summary
+from xmlthresh._util import detmath
+from xmlthresh.cde.registry import CDE_DATASETS
+from xmlthresh.cde.datasets.base import SyntheticCDE, check_sizes, relevance_summary
 
 #: distance of the branch centres from the origin at s = 1
 SPREAD = 3.0

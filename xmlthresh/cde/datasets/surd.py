@@ -22,9 +22,9 @@ from typing import Sequence
 import numpy as np
 from scipy.special import ndtr
 
-from ... import detmath
-from ..registry import CDE_DATASETS
-from .base import SyntheticCDE, check_sizes, relevance_summary
+from xmlthresh._util import detmath
+from xmlthresh.cde.registry import CDE_DATASETS
+from xmlthresh.cde.datasets.base import SyntheticCDE, check_sizes, relevance_summary
 
 
 def _box_conv(y: np.ndarray, half: np.ndarray, a: float) -> np.ndarray:

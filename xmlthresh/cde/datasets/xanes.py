@@ -20,9 +20,9 @@ from typing import Sequence
 import numpy as np
 from sklearn.decomposition import PCA
 
-from ...data.download import RemoteFile, ensure_file
-from ..registry import CDE_DATASETS
-from .base import CDEData
+from xmlthresh.data.download import RemoteFile, ensure_file
+from xmlthresh.cde.registry import CDE_DATASETS
+from xmlthresh.cde.datasets.base import CDEData
 
 BASE_URL = (
     "https://raw.githubusercontent.com/gudasergey/pyFitIt/7bdf56ae59180604d54bdc78bdbbbf522b2a4d3c/"

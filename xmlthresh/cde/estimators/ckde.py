@@ -18,10 +18,10 @@ import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import StandardScaler
 
-from ..base import DEFAULT_BANDWIDTHS, MixtureCDE, capped_subset, target_scale, validation_split
-from ..mixture import DiagKernelMixture
-from ..registry import ESTIMATORS
-from ..tuning import best_cell, kernel_cde_losses
+from xmlthresh.cde.base import DEFAULT_BANDWIDTHS, MixtureCDE, capped_subset, target_scale, validation_split
+from xmlthresh.cde.mixture import DiagKernelMixture
+from xmlthresh.cde.registry import ESTIMATORS
+from xmlthresh.cde.tuning import best_cell, kernel_cde_losses
 
 
 def nadaraya_watson_weights(dist: np.ndarray, x_bandwidth: float) -> np.ndarray:

@@ -39,14 +39,14 @@ from scipy import sparse
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import StandardScaler
 
-from ..base import CDEstimator, validation_split
-from ..basis import cosine_1d, tensor_features, tensor_frequencies, tensor_on_grid
-from ..mixture import blocks, choose_components
-from ..quadrature import Quadrature
-from ..registry import ESTIMATORS
-from ..series_post import Floor, bump_regions, kept_cells, point_cells
-from ..tuning import best_cell
-from ..validation import check_same_length
+from xmlthresh.cde.base import CDEstimator, validation_split
+from xmlthresh.cde.basis import cosine_1d, tensor_features, tensor_frequencies, tensor_on_grid
+from xmlthresh.cde.mixture import blocks, choose_components
+from xmlthresh.cde.quadrature import Quadrature
+from xmlthresh.cde.registry import ESTIMATORS
+from xmlthresh.cde.series_post import Floor, bump_regions, kept_cells, point_cells
+from xmlthresh.cde.tuning import best_cell
+from xmlthresh.cde.validation import check_same_length
 
 #: cells per coordinate of the normalisation grid for d = 1, 2, 3
 _GRID_CELLS = {1: 1024, 2: 128, 3: 32}

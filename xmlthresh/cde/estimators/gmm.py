@@ -25,10 +25,10 @@ from sklearn.mixture import GaussianMixture
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from ..base import MixtureCDE, capped_subset, check_cap, validation_split
-from ..mixture import FullGaussianMixture
-from ..registry import ESTIMATORS
-from ..tuning import best_cell
+from xmlthresh.cde.base import MixtureCDE, capped_subset, check_cap, validation_split
+from xmlthresh.cde.mixture import FullGaussianMixture
+from xmlthresh.cde.registry import ESTIMATORS
+from xmlthresh.cde.tuning import best_cell
 
 
 def condition_mixture(

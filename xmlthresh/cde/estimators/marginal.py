@@ -16,10 +16,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..base import DEFAULT_BANDWIDTHS, MixtureCDE, capped_subset, check_cap, target_scale, validation_split
-from ..mixture import DiagKernelMixture
-from ..registry import ESTIMATORS
-from ..tuning import best_cell, kernel_cde_losses
+from xmlthresh.cde.base import DEFAULT_BANDWIDTHS, MixtureCDE, capped_subset, check_cap, target_scale, validation_split
+from xmlthresh.cde.mixture import DiagKernelMixture
+from xmlthresh.cde.registry import ESTIMATORS
+from xmlthresh.cde.tuning import best_cell, kernel_cde_losses
 
 
 @ESTIMATORS.register("marginal")

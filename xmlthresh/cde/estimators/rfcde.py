@@ -29,11 +29,11 @@ import numpy as np
 from scipy import sparse
 from sklearn.ensemble import RandomForestRegressor
 
-from ..base import DEFAULT_BANDWIDTHS, MixtureCDE, check_cap, target_scale, validation_split
-from ..basis import low_degree_features
-from ..mixture import DiagKernelMixture, blocks
-from ..registry import ESTIMATORS
-from ..tuning import best_cell, kernel_cde_losses
+from xmlthresh.cde.base import DEFAULT_BANDWIDTHS, MixtureCDE, check_cap, target_scale, validation_split
+from xmlthresh.cde.basis import low_degree_features
+from xmlthresh.cde.mixture import DiagKernelMixture, blocks
+from xmlthresh.cde.registry import ESTIMATORS
+from xmlthresh.cde.tuning import best_cell, kernel_cde_losses
 
 
 def leaf_weights(forest: RandomForestRegressor, ref_leaves: np.ndarray, X: np.ndarray) -> sparse.csr_matrix:

@@ -1,0 +1,1 @@
+"""The command line: the console entry point, the Hydra application, ``xmlthresh explain``."""

@@ -1,0 +1,183 @@
+"""The Hydra application behind ``xmlthresh ...`` (:mod:`xmlthresh.cli.entry`): one job per composed config.
+
+The primary config and every built-in option group ship inside the package (``xmlthresh/conf/``), so an
+installed package runs from any directory; the user's ``conf/`` and the plugins' option folders are joined
+through ``hydra.searchpath`` (:func:`xmlthresh._util.paths.config_search_dirs`). Errors the user can fix
+(bad data, unknown names, bad parameters, missing files) are shown as one readable line, exit code 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from xmlthresh.config.compose import register_resolvers
+from xmlthresh.cli.hydra_shortcuts import fewer_compositions
+
+log = logging.getLogger("xmlthresh")
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """Errors caused by the input or the configuration (malformed files, inconsistent data, bad parameters are
+    ValueErrors; unknown names, missing data, a plugin whose dependency is not installed) or the place files
+    go (a full disk, a read-only directory): reported as one line, without a traceback. Imported when an
+    error happens, not with the module (``--help`` stays light)."""
+    from xmlthresh.data.download import DataUnavailableError
+    from xmlthresh._util.files import WriteFailedError
+    from xmlthresh._util.paths import CacheNotWritableError
+    from xmlthresh._util.registry import UnavailableError, UnknownNameError
+
+    return (ValueError, DataUnavailableError, UnknownNameError, UnavailableError, WriteFailedError,
+            CacheNotWritableError)
+
+
+#: ``group=option`` on the command line (``+group=``, ``++group=`` and ``group@package=`` too)
+_GROUP_OVERRIDE = re.compile(r"^\+{0,2}(?P<group>[A-Za-z_][\w/]*)(?:@[\w.]*)?=(?P<value>.*)$")
+#: arguments after which Hydra's config search path is not the one :mod:`xmlthresh.config.options` lists
+_OTHER_SEARCH_PATH = ("--config-dir", "-cd", "--config-path", "-cp", "hydra.searchpath=", "+hydra.searchpath=")
+
+
+def unknown_option_message(args: Sequence[str]) -> str | None:
+    """The one-line error for the first ``group=option`` of ``args`` whose option does not exist (with the
+    known options), or None when every one exists.
+
+    Hydra itself says so in a dozen lines (the options one per line and its search path), and says nothing at
+    all for an optional group (``ranker=nosuch`` was silently dropped): this check runs before Hydra composes
+    anything, for every group of :data:`xmlthresh.config.options.GROUPS`, optional ones included, and for every
+    value of a sweep (``-m strategy=domain,nosuch`` fails before a sweep or its MLflow parent run exists).
+    Values Hydra computes (``choice(...)``, ``glob(...)``, interpolations, quoted text) are left to Hydra,
+    and so is everything when the command line changes the config search path."""
+    from xmlthresh.config.options import GROUPS, options
+
+    if any(arg.startswith(_OTHER_SEARCH_PATH) for arg in args):
+        return None
+    for arg in args:
+        match = _GROUP_OVERRIDE.match(arg)
+        if match is None or match["group"] not in GROUPS:
+            continue
+        value = match["value"].strip()
+        if not value or any(c in value for c in "()[]{}$*'\"\\ "):
+            continue
+        group = match["group"]
+        known = [option.name for option in options(group)]
+        for name in value.split(","):
+            if name not in ("null", *known):
+                return (f"unknown {group} option {name!r}; known: {', '.join(known) or '(none)'} "
+                        f"(xmlthresh list describes them; your own go to conf/{group}/<name>.yaml)")
+    return None
+
+
+def run(args: Sequence[str] | None = None) -> None:
+    """The command line's Hydra application, after the check of its option names (one line, exit code 1,
+    for an unknown one: see :func:`unknown_option_message`); Hydra's own errors about the command line or the
+    composition (a key that is not in the config, a malformed override) are one line too
+    (:func:`one_line_hydra_errors`)."""
+    message = unknown_option_message(sys.argv[1:] if args is None else args)
+    if message is not None:
+        print(f"xmlthresh: error: {message}", file=sys.stderr)
+        sys.exit(1)
+    argv = list(sys.argv[1:] if args is None else args)
+    with one_line_hydra_errors(), fewer_compositions(argv):
+        hydra_main()
+
+
+def hydra_message(exc: BaseException) -> str:
+    """Hydra's multi-line message of a composition error as one line: its lines joined with "; ", the options
+    listed one per line as "a, b, c", OmegaConf's ``full_key:`` / ``object_type=`` details and the config
+    search path left out."""
+    text = str(exc)
+    if exc.__cause__ is not None and str(exc.__cause__) not in text:
+        text += "\n" + str(exc.__cause__)
+    parts: list[str] = []
+    listing = False  # inside "Available options in 'group':" and its tab-indented names
+    for raw in text.split("Config search path:")[0].splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("full_key:", "object_type=", "reference_type=")):
+            continue
+        if listing and raw.startswith("\t"):
+            parts[-1] += ("" if parts[-1].endswith(":") else ",") + f" {line}"
+            continue
+        listing = line.endswith(":")
+        parts.append(line)
+    joined = ""
+    for part in parts:
+        joined += part if not joined else (" " if joined.endswith(".") else "; ") + part
+    return joined
+
+
+@contextmanager
+def one_line_hydra_errors() -> Iterator[None]:
+    """While the block runs, Hydra's composition errors (``CompactHydraException``: an override of a key that
+    is not in the config, a malformed override, a missing option inside a preset) print as one line
+    ``xmlthresh: error: ...`` with exit code 1, instead of Hydra's several lines; ``HYDRA_FULL_ERROR=1`` still
+    shows Hydra's traceback. Hydra reports them through ``hydra._internal.utils.run_and_report``, which is
+    wrapped for the duration (Hydra 1.3)."""
+    import os
+
+    from hydra._internal import utils as hydra_utils
+    from hydra.errors import CompactHydraException
+
+    original = hydra_utils.run_and_report
+
+    def run_and_report(func: Callable[[], object]) -> object:
+        def compact() -> object:
+            try:
+                return func()
+            except CompactHydraException as exc:
+                if os.environ.get("HYDRA_FULL_ERROR") == "1":
+                    raise
+                print(f"xmlthresh: error: {hydra_message(exc)}", file=sys.stderr)
+                sys.exit(1)
+
+        return original(compact)
+
+    hydra_utils.run_and_report = run_and_report
+    try:
+        yield
+    finally:
+        hydra_utils.run_and_report = original
+
+
+register_resolvers()
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="config")
+def hydra_main(cfg: DictConfig) -> float | None:
+    """One job of a run or of a sweep (Hydra calls it with the composed config)."""
+    from xmlthresh.run.job import run_job, summary  # heavy imports after Hydra parsed the command line
+    from xmlthresh.run.sweep import job_context, record_job_outcome
+
+    register_resolvers()
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    container = OmegaConf.to_container(cfg, resolve=True)
+    context = job_context()
+    try:
+        result = run_job(container, run_dir, resolved_yaml=OmegaConf.to_yaml(cfg, resolve=True), context=context)
+    except Exception as exc:
+        if context.get("multirun"):
+            # one failing job must not stop the sweep: its MLflow run is FAILED, the parent counts it
+            if isinstance(exc, user_errors()):
+                log.error("job %s failed: %s", context.get("job_num"), exc)
+            else:
+                log.exception("job %s failed", context.get("job_num"))
+            print(f"xmlthresh: job {context.get('job_num')} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            record_job_outcome(context["sweep_dir"], context["job_num"], "failed")
+            return None
+        if isinstance(exc, user_errors()):
+            print(f"xmlthresh: error: {exc}", file=sys.stderr)
+            sys.exit(1)
+        raise
+    print(summary(result))
+    if context.get("multirun"):  # for the launching terminal's progress line
+        outcome = "resumed" if result.get("resumed_from") else "done"
+        record_job_outcome(context["sweep_dir"], context["job_num"], outcome)
+    headline = result.get("rel_loss_approx") if result.get("task") == "cde" else result.get("f_macro")
+    return None if result.get("skipped") or headline is None else float(headline)

@@ -1,0 +1,1 @@
+"""The run configuration outside Hydra's parser: the option catalogue, composition and resolvers, plugin discovery, seeds."""

@@ -1,0 +1,69 @@
+"""The options a user can type, read from the option folders alone (no plugin or numerical library imported).
+
+Every option is a YAML file ``<folder>/<group>/<option>.yaml`` of the package's ``conf/``, the user's
+``conf/``, a folder plugin's or an installed plugin's ``conf/`` (:func:`xmlthresh._util.paths.config_search_dirs`);
+the first folder wins on a name clash, as in Hydra. Its description is the first line of the comment at the
+top of the file. ``xmlthresh list`` prints this catalogue; it is what Hydra composes, so the listing can
+never name an option that does not compose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from xmlthresh._util.paths import config_search_dirs
+
+#: the option groups, in the order they are listed
+GROUPS = ("strategy", "dataset", "ranker", "protocol", "estimator", "cde_dataset", "experiment")
+PACKAGE_CONF = Path(__file__).resolve().parent / "conf"
+#: width of a listed option's line (its description is cut beyond it)
+LINE_WIDTH = 110
+
+
+@dataclass(frozen=True)
+class Option:
+    group: str
+    name: str  # what follows ``group=`` on the command line (``transfer/domain_floor`` for a subfolder)
+    description: str
+    folder: Path  # the option folder it comes from
+
+
+def option_folders() -> list[Path]:
+    """The package's ``conf/`` first, then every joined folder, in Hydra's priority order."""
+    return [PACKAGE_CONF, *[d for d in config_search_dirs() if d != PACKAGE_CONF]]
+
+
+def options(group: str) -> list[Option]:
+    """Every option of ``group``, sorted by name; a name defined in two folders is listed once (the first)."""
+    found: dict[str, Option] = {}
+    for folder in option_folders():
+        root = folder / group
+        for path in sorted(root.rglob("*.yaml")) if root.is_dir() else []:
+            name = path.relative_to(root).with_suffix("").as_posix()
+            found.setdefault(name, Option(group, name, _description(path), folder))
+    return [found[name] for name in sorted(found)]
+
+
+def _description(path: Path) -> str:
+    """The first line of the file's leading comment, without the ``#`` (empty without a comment)."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                stripped = line.strip()
+                if stripped.startswith("# @package"):
+                    continue
+                return stripped.lstrip("#").strip() if stripped.startswith("#") else ""
+    except OSError:
+        return ""
+    return ""
+
+
+def option_lines(group: str) -> list[str]:
+    """``group:`` and one line per option (name, description cut at :data:`LINE_WIDTH`), as listed by
+    ``xmlthresh list`` and ``xmlthresh --help``."""
+    lines = [f"{group}:"]
+    for option in options(group):
+        line = f"  {option.name:<26} {option.description}".rstrip()
+        lines.append(line if len(line) <= LINE_WIDTH else line[: LINE_WIDTH - 3] + "...")
+    return lines

@@ -1,0 +1,57 @@
+"""``scores``: your own ranker's output -- scores and true labels per split -- from NumPy ``.npz`` files.
+
+Bring the predictions of any XMC library: write them with :func:`xmlthresh.data.score_format.save_scores` (or
+``np.savez``) in the layout documented in :mod:`xmlthresh.data.score_format`, then run
+``dataset=scores dataset.path=/path/preds.npz``. Strategies fit their thresholds on the ``validation`` split
+and are evaluated on ``test``.
+
+``path`` is one ``.npz`` archive or a directory of them; a relative ``path`` is looked up under the data
+directory ($XMLTHRESH_DATA), then under the current directory.
+
+``save_scores``, ``load_scores`` and ``ScoreFileError`` are re-exported here: this was their home before the
+format moved to :mod:`xmlthresh.data.score_format`, and user code and the tests import them from here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from xmlthresh.data.download import DataUnavailableError
+from xmlthresh.data.multilabel import ScoreData
+from xmlthresh.data.score_format import ScoreFileError, load_scores, save_scores
+from xmlthresh._util.paths import data_dir
+from xmlthresh.datasets.base import Dataset
+from xmlthresh.datasets.registry import DATASETS
+
+__all__ = ["ScoreFileError", "ScoreFiles", "load_scores", "resolve_score_path", "save_scores"]
+
+
+@DATASETS.register("scores")
+class ScoreFiles(Dataset):
+    """A ranker's scores and the true labels read from ``path`` (see the module docstring for the layout)."""
+
+    def __init__(self, path: str, name: str | None = None, include_predict_all: bool = True,
+                 first_n_labels: int | None = None):
+        super().__init__(name=name or Path(path).stem, include_predict_all=include_predict_all,
+                         first_n_labels=first_n_labels)
+        self.path = path
+
+    def _load(self) -> ScoreData:
+        return load_scores(resolve_score_path(self.path), name=self.name)
+
+
+def resolve_score_path(path: str | os.PathLike) -> Path:
+    """An existing file or directory: absolute as given; relative under $XMLTHRESH_DATA, then the cwd."""
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute():
+        if not candidate.exists():
+            raise DataUnavailableError(f"{candidate} does not exist")
+        return candidate
+    for base in (data_dir(), Path.cwd()):
+        if (base / candidate).exists():
+            return base / candidate
+    raise DataUnavailableError(
+        f"{candidate} does not exist under the data directory {data_dir()} (XMLTHRESH_DATA) "
+        f"nor under the current directory {Path.cwd()}"
+    )

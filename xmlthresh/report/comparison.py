@@ -1,0 +1,122 @@
+"""Comparison reports from tracked runs: ``python -m xmlthresh.report``.
+
+Reads the MLflow store and writes, for a sweep (its parent run) or a whole experiment, one comparison table
+with rows dataset x strategy (x protocol) and columns F-macro, macro-F, bounds, gap and seconds -- as
+markdown, CSV, a PNG and a self-contained interactive HTML page (:mod:`xmlthresh.report.html`: sortable
+table, plotly figures, links to the MLflow runs, provenance). Numeric sweep parameters are the x axis of line
+plots, and nothing but seeds is ever pooled (:mod:`xmlthresh.report.figures`). Runs that differ only in ``seed``
+are repetitions (also in the seeds that follow it, such as ``dataset.seed`` or ``seeds.*``): the table shows
+their mean with a standard error, and, per data set, the paired difference of every strategy to a reference
+strategy (same data set, protocol and seed) with its standard error.
+
+    python -m xmlthresh.report                       # the latest sweep of the default store
+    python -m xmlthresh.report --sweep <parent id>   # one sweep
+    python -m xmlthresh.report --all                 # every finished run of the experiment
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pandas as pd
+
+from xmlthresh._util.files import write_text_atomic
+from xmlthresh.report.tables import (KEYS, METRICS, CDE_KEYS, CDE_METRICS, comparison, load_runs, paired_differences, to_markdown)
+from xmlthresh.tracking.mlflow_runs import runs_table
+
+__all__ = ["write_report", "main", 'KEYS', 'METRICS', 'CDE_KEYS', 'CDE_METRICS', 'comparison', 'load_runs', 'paired_differences', 'to_markdown']
+
+
+def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", title: str = "xmlthresh report",
+                 command: str | None = None, ui_url: str | None = None, sweep: str | None = None,
+                 run_data: Callable[[str], tuple[dict, dict]] | None = None) -> dict:
+    """Write comparison.md/.csv/.html (+ comparison.png) into ``out_dir``; returns the paths.
+
+    The figures follow :func:`xmlthresh.report.figures.figure_specs` (line plots over numeric sweep
+    parameters, bars otherwise; never an average over a swept parameter); ``comparison.html`` is the
+    interactive page of :mod:`xmlthresh.report.html`, ``command`` its provenance's command line and ``ui_url``
+    the MLflow UI its run links point to; ``sweep`` (default: the sweep ``load_runs`` selected) the parent run
+    whose children the page's link to the UI's runs table shows; ``run_data(run_id)`` (a run's params and
+    metrics, :func:`xmlthresh.report.achievable.mlflow_run_data`) lets the page draw the achievable set of
+    each ranked-list data set with the strategies' operating points."""
+    from xmlthresh.report.figures import comparison_png, figure_specs
+    from xmlthresh.report.html import DEFAULT_UI_URL, achievable_html, comparison_page, provenance
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table = comparison(runs)
+    diffs = paired_differences(runs, reference)
+    headline = table.attrs.get("headline", "f_macro")
+    columns = table.attrs.get("keys", KEYS) + table.attrs.get("metrics", METRICS) + [f"{headline}_seeds_se", "n_runs"]
+    shown = table[[c for c in columns if c in table and table[c].notna().any()]] if not table.empty else table
+    markdown = f"# {title}\n\n{to_markdown(shown)}"
+    if not diffs.empty:
+        markdown += f"\n## Paired differences to `{reference}` (F-macro)\n\n{to_markdown(diffs)}"
+    paths = {"markdown": out_dir / "comparison.md", "csv": out_dir / "comparison.csv", "html": out_dir / "comparison.html"}
+    write_text_atomic(paths["markdown"], markdown)
+    write_text_atomic(paths["csv"], shown.to_csv(index=False))
+    specs = figure_specs(runs)
+    png = None
+    if specs:
+        png = comparison_png(runs, specs)
+        paths["png"] = out_dir / "comparison.png"
+        paths["png"].write_bytes(png)
+    achievable = ""
+    if run_data is not None and not runs.empty:  # CDE tables have no (precision, recall): no picture
+        achievable = achievable_html(runs, run_data)
+    page = comparison_page(runs, table, diffs, specs, title=title, provenance_facts=provenance(command),
+                           ui_url=ui_url or DEFAULT_UI_URL, png=png, sweep=sweep or runs.attrs.get("sweep"),
+                           extra_html=achievable)
+    write_text_atomic(paths["html"], page)
+    return paths
+
+
+def _nothing_selected(uri: str | None, experiment: str, sweep: str | None) -> str:
+    """The one-line reason a report has no rows: an unknown sweep id (with the latest known ones), or a
+    selection without finished job runs."""
+    table = runs_table(uri, experiment)
+    parents = (table[table["tags.xmlthresh.sweep"] == "parent"].sort_values("start_time", ascending=False)
+               if "tags.xmlthresh.sweep" in table else table.iloc[0:0])
+    if sweep is not None and sweep not in set(parents["run_id"]):
+        known = ", ".join(parents["run_id"].head(5)) or "none"
+        return f"no sweep with parent run id {sweep!r} in experiment {experiment!r} (latest sweeps: {known})"
+    where = f"sweep {sweep}" if sweep is not None else (f"experiment {experiment!r}" if parents.empty
+                                                         else f"the latest sweep ({parents['run_id'].iloc[0]})")
+    return f"no finished job runs in {where}: nothing to report"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m xmlthresh.report", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--uri", default=None, help="MLflow tracking URI (default: sqlite:///<project>/runs/mlflow.db)")
+    parser.add_argument("--experiment", default="xmlthresh")
+    parser.add_argument("--sweep", default=None, help="parent run id of a sweep (default: the latest sweep)")
+    parser.add_argument("--all", action="store_true", help="every finished run of the experiment")
+    parser.add_argument("--reference", default="domain", help="strategy the paired differences refer to")
+    parser.add_argument("--out", default=None, help="output directory (default: runs/reports/<sweep or all>)")
+    parser.add_argument("--metrics", nargs="*", default=[], help="extra metrics to show (e.g. region_dF)")
+    parser.add_argument("--title", default="xmlthresh report", help="the page's and the markdown's title")
+    parser.add_argument("--ui-url", default=None, help="the MLflow UI the page links runs to (default: make ui's "
+                        "http://127.0.0.1:5000)")
+    args = parser.parse_args(argv)
+    runs = load_runs(args.uri, args.experiment, sweep=args.sweep, latest_sweep=not args.all, metrics=args.metrics)
+    if runs.empty:  # an empty report would look like a sweep that ran nothing: say what was selected instead
+        print(f"python -m xmlthresh.report: error: {_nothing_selected(args.uri, args.experiment, args.sweep)}",
+              file=sys.stderr)
+        return 1
+    from xmlthresh._util.paths import runs_dir
+
+    out = Path(args.out) if args.out else runs_dir() / "reports" / (args.sweep or ("all" if args.all else "latest"))
+    command = " ".join(["python -m xmlthresh.report", *(argv if argv is not None else sys.argv[1:])])
+    from xmlthresh.report.achievable import mlflow_run_data
+
+    paths = write_report(runs, out, reference=args.reference, title=args.title, command=command, ui_url=args.ui_url,
+                         run_data=mlflow_run_data(args.uri))
+    print(paths["markdown"].read_text())
+    print("written: " + ", ".join(str(p) for p in paths.values()))
+    return 0 if not runs.empty else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

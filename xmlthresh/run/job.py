@@ -1,0 +1,227 @@
+"""One run of the main job: a tracked MLflow run around one task (``thresholds``:
+:mod:`xmlthresh.run.threshold_task`; ``cde``: :mod:`xmlthresh.run.cde_task`), its ``result.json`` written and logged,
+and in a sweep the resume of a configuration that already finished.
+
+Usable without Hydra (``run_job(config_dict, run_dir)``); the CLI is a thin layer that composes the config.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from xmlthresh import __version__
+from xmlthresh._util.files import write_json_atomic
+from xmlthresh.config import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
+from xmlthresh._util.registry import ConfigError
+from xmlthresh.run.sweep import mark_resumed, parent_run_id
+from xmlthresh.tracking.mlflow_runs import (CONFIG_HASH_TAG, OVERRIDES_TAG, config_hash, finished_run_with_hash, flatten, git_commit,
+                       numeric_metrics, read_sweep_store, tracked_run)
+
+log = logging.getLogger(__name__)
+
+#: what a run can do: choose thresholds (the default) or benchmark a conditional density estimator
+TASKS = ("thresholds", "cde")
+
+#: result fields that are settings, not measurements (logged as params, not metrics)
+_NOT_METRICS = ("beta", "include_predict_all", "seed", "folds")
+
+
+def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
+            context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Run the job described by ``cfg``: task ``thresholds`` (strategy, dataset, ranker, protocol, beta) or
+    ``cde`` (estimator, cde_dataset); tracked in MLflow as ``cfg["tracking"]`` says.
+
+    ``context`` (from :func:`xmlthresh.run.sweep.job_context`) says whether the job is part of a sweep: then its
+    MLflow run is a child of the sweep's parent run, and a job whose configuration already FINISHED in an
+    earlier sweep is not run again (unless ``force``): its earlier result is copied instead.
+    """
+    context = dict(context or {})
+    task = str(cfg.get("task", "thresholds"))
+    if task not in TASKS:
+        raise ConfigError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
+    tracking = cfg.get("tracking", {}) or {}
+    enabled = bool(tracking.get("enabled", True))
+    experiment = str(tracking.get("experiment", "xmlthresh"))
+    digest = config_hash(cfg)
+    if context.get("multirun") and enabled and not cfg.get("force", False):
+        done = finished_run_with_hash(tracking.get("uri"), experiment, digest)
+        resumed = _resumed(done, run_dir, context, tracking.get("uri")) if done is not None else None
+        if resumed is not None:
+            return resumed
+    parent = parent_run_id(context["sweep_dir"]) if context.get("multirun") else None
+    # the store, experiment and commit the sweep's launcher found once (None outside a tracked sweep)
+    sweep_store = read_sweep_store(str(context["sweep_dir"])) if context.get("multirun") else None
+
+    with tracked_run(
+        enabled=enabled,
+        uri=tracking.get("uri"),
+        experiment=experiment,
+        run_name=_run_name(cfg, task),
+        parent_run_id=parent,
+        # the job's overrides name it from the start: a run killed before its params were written says which
+        tags={CONFIG_HASH_TAG: digest, "task": task,
+              **({OVERRIDES_TAG: context["overrides"][:5000]} if context.get("overrides") else {})},
+        failure_params=config_params(cfg, task),
+        sweep=sweep_store,
+    ) as tracker:
+        if resolved_yaml:
+            tracker.log_text(resolved_yaml, "config.yaml")
+        commit = sweep_store.source_tags.get("git_commit") if sweep_store else None
+        base = {"task": task, "version": __version__, "git_commit": commit or git_commit(),
+                "mlflow_run_id": tracker.run_id, "run_dir": str(run_dir)}
+        draw = draws_pictures(cfg.get("plots", "auto"), context)
+        result_path = run_dir / "result.json"
+        with files_as_one_unit(run_dir):
+            if task == "cde":
+                from xmlthresh.run.cde_task import run_cde_task  # the CDE package only for CDE runs
+
+                result, pictures = run_cde_task(cfg, run_dir, tracker, base, _parallelism(context), draw=draw)
+            else:
+                from xmlthresh.run.threshold_task import run_threshold_task
+
+                result, pictures = run_threshold_task(cfg, run_dir, tracker, base, _parallelism(context), draw=draw)
+            write_json_atomic(result_path, result)
+            drawn = pictures() if pictures is not None else []  # after result.json: off the critical path
+        if not result.get("skipped"):
+            tracker.log_metrics(numeric_metrics(result, exclude=_NOT_METRICS))
+        tracker.log_artifact(result_path)
+        for path in drawn:
+            tracker.log_artifact(path)
+    return result
+
+
+def config_params(cfg: Mapping[str, Any], task: str) -> dict[str, Any]:
+    """The params a job logs, as its config states them (a job that fails before logging its own -- a bad
+    ``beta``, an unknown option -- is logged with these, so a failed sweep job says in MLflow what it was)."""
+    def options(group: str, drop: tuple[str, ...] = ("name",)) -> dict[str, Any]:
+        section = cfg.get(group) or {}
+        return flatten({k: v for k, v in section.items() if k not in drop}, f"{group}.") if isinstance(
+            section, Mapping) else {}
+
+    def name(group: str) -> Any:
+        section = cfg.get(group) or {}
+        return section.get("name", section.get("loader")) if isinstance(section, Mapping) else section
+
+    if task == "cde":
+        return {"estimator": name("estimator"), "cde_dataset": name("cde_dataset"), "seed": cfg.get("seed"),
+                **options("estimator"), **options("cde_dataset")}
+    return {"strategy": name("strategy"), "dataset": name("dataset"), "beta": cfg.get("beta"),
+            "protocol": name("protocol") or "oracle", "seed": cfg.get("seed"), **options("protocol"),
+            **options("strategy"), **options("dataset", drop=()),
+            **({"ranker": name("ranker"), **options("ranker")} if cfg.get("ranker") else {})}
+
+
+def draws_pictures(plots: Any, context: Mapping[str, Any]) -> bool:
+    """``plots``: ``true`` / ``false``, or ``auto`` (the default): pictures for a single run, none for the jobs
+    of a sweep (its report draws the comparison)."""
+    if plots == "auto":
+        return not context.get("multirun")
+    if isinstance(plots, bool):
+        return plots
+    raise ConfigError(f"plots must be true, false or auto, got {plots!r}")
+
+
+@contextmanager
+def files_as_one_unit(run_dir: Path) -> Iterator[None]:
+    """The files a run writes into ``run_dir`` (thresholds.csv, grid.csv, plots, result.json) as one unit:
+    when the block fails -- a full disk at result.json, an error after the plots -- the files it created are
+    removed again, so a failed run leaves no partial result (thresholds and plots without result.json).
+    Files that were there before (Hydra's ``.hydra/`` and log) stay."""
+    before = _files_in(run_dir)
+    try:
+        yield
+    except BaseException:
+        for path in sorted(_files_in(run_dir) - before):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:  # never hide the run's own error behind a cleanup problem
+                log.warning("could not remove the partial file %s: %s", path, exc)
+        raise
+
+
+def _files_in(directory: Path) -> set[Path]:
+    return {path for path in directory.rglob("*") if path.is_file()} if directory.is_dir() else set()
+
+
+def _run_name(cfg: Mapping[str, Any], task: str) -> str:
+    if task == "cde":
+        return f"{cfg['estimator']['name']}-{cfg['cde_dataset']['name']}"
+    dataset = cfg["dataset"].get("name") or cfg["dataset"]["loader"]
+    protocol = cfg.get("protocol") or "oracle"
+    protocol = protocol.get("name", "?") if isinstance(protocol, Mapping) else protocol
+    return f"{cfg['strategy']['name']}-{dataset}-{protocol}"
+
+
+def _parallelism(context: Mapping[str, Any]) -> dict[str, Any]:
+    """Thread counts and launcher: timings under different parallelism are not comparable."""
+    import numba
+    from threadpoolctl import threadpool_info
+
+    blas = max((pool.get("num_threads", 0) for pool in threadpool_info()), default=0)
+    return {"threads.numba": numba.get_num_threads(), "threads.blas": blas,
+            "launcher": context.get("launcher", "none")}
+
+
+def _resumed(run_id: str, run_dir: Path, context: Mapping[str, Any], uri: str | None) -> dict[str, Any] | None:
+    """A sweep job that already finished in an earlier sweep: copy its result instead of running it
+    (None when the earlier result cannot be read: then the job runs again)."""
+    import json
+
+    from xmlthresh.tracking.mlflow_runs import download_result, log_reused_run
+
+    try:
+        local = download_result(run_id, run_dir, uri)
+    except Exception as exc:  # artifacts deleted or store moved: recompute rather than fail
+        log.warning("run %s finished but its result.json is unreadable (%s); running the job again", run_id, exc)
+        return None
+    result = {**json.loads(Path(local).read_text()), "resumed_from": run_id, "run_dir": str(run_dir)}
+    write_json_atomic(run_dir / "result.json", result)
+    # the job is a child of this sweep like any other, pointing to the run it reuses (report: reused)
+    child = log_reused_run(uri, run_id, parent_run_id(context["sweep_dir"]), files=[run_dir / "result.json"],
+                           extra_tags={OVERRIDES_TAG: context["overrides"]} if context.get("overrides") else None)
+    mark_resumed(context["sweep_dir"], int(context.get("job_num", 0)), run_id)
+    log.info("already finished as run %s, reused as run %s (force=true runs it again)", run_id, child)
+    return {**result, "reused_as": child}
+
+
+def summary(result: Mapping[str, Any]) -> str:
+    """A short human summary of a result."""
+    if result.get("task") == "cde":
+        from xmlthresh.run.cde_task import cde_summary
+
+        return cde_summary(result)
+    head = (f"xmlthresh: strategy={result['strategy']} dataset={result['dataset']} protocol={result['protocol']} "
+            f"beta={result['beta']:g}")
+    if result.get("skipped"):
+        return f"{head}\n  skipped: {result['skip_reason']}"
+    if result.get("resumed_from"):
+        head += f" [already done: run {result['resumed_from']}]"
+    where = " on the eval split" if result["protocol"] in ("holdout", "crossfit") else ""
+    lines = [
+        f"{head} ({result['n_labels']} labels, {result['n_docs']} documents{where})",
+        f"  F-macro {result['f_macro']:.7f} (P {result['precision']:.6f}, R {result['recall']:.6f})  "
+        f"macro-F {result['macro_f']:.6f}  micro-F {result['micro_f']:.6f}",
+    ]
+    for prefix, label in (("", "certified"), ("fit_", "certified on the fit data")):
+        if result.get(f"{prefix}upper_bound") is not None:
+            fixed = result.get(f"{prefix}fixed_point_exists")
+            fixed_text = "" if fixed is None else ("; fixed point of V: yes" if fixed else "; fixed point of V: none")
+            low, up = result[f"{prefix}lower_bound"], result[f"{prefix}upper_bound"]
+            objective = result.get(f"{prefix}objective")
+            of = f" [{objective}]" if objective and objective != "empirical F-macro" else ""
+            lines.append(f"  {label}{of}: {low:.7f} <= optimum <= {up:.7f} (gap {up - low:.2e}){fixed_text}")
+    if result.get("n_labels_dropped"):
+        lines.append(f"  {result['n_labels_dropped']} label(s) without relevant documents excluded")
+    if "ranker" in result:
+        quality = ", ".join(f"P@{k[-1]} {result[k]:.4f}" for k in ("ranker_p_at_1", "ranker_p_at_3", "ranker_p_at_5")
+                            if k in result)
+        cache = " (scores from cache)" if result.get("scores_from_cache") else ""
+        lines.append(f"  ranker {result['ranker']}{cache}{': ' + quality if quality else ''}")
+    lines.append(f"  fit {1e3 * result['fit_seconds']:.1f} ms, load {result['load_seconds']:.3f} s")
+    lines.append(f"  result: {Path(result['run_dir']) / 'result.json'}")
+    if result.get("mlflow_run_id"):
+        lines.append(f"  mlflow run: {result['mlflow_run_id']}")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Where runs are recorded: MLflow through its client, the store checks."""

@@ -1,0 +1,193 @@
+"""Opening an MLflow tracking store safely: check it before MLflow touches it, create and migrate a sqlite
+store once under a file lock, and retry what SQLite refuses with ``database is locked``.
+
+Why: MLflow creates and migrates a new sqlite store in whichever process opens it first, without a lock.
+Three runs started at the same moment against a new ``sqlite:///new.db`` each ran the migration; the
+losers died (``table trace_info already exists``) and the store was left half-migrated for good
+(``_alembic_tmp_*`` tables). And a store that cannot be opened -- a directory, a read-only file, a
+file that is not a database, a server nobody listens on -- made MLflow retry for minutes before a
+traceback. Here every such case is one :class:`TrackingStoreError` (a ``ValueError``: the CLI prints
+it as one line) naming the URI and the problem, within seconds.
+
+A store shared by many nodes (SLURM arrays, several machines) should be an MLflow tracking server
+(``tracking.uri=http://host:port``, ``mlflow server``): the file lock serialises processes on one file
+system, and SQLite over network file systems is not reliable.
+
+No mlflow import here (:mod:`xmlthresh.tracking.mlflow_runs` is the one module that imports it): this module only
+checks, locks and retries around the calls that module makes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import random
+import sqlite3
+import time
+from pathlib import Path
+from typing import Callable, Iterator, TypeVar
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SQLITE_PREFIX = "sqlite:///"
+#: the first 16 bytes of every SQLite 3 database file
+SQLITE_MAGIC = b"SQLite format 3\x00"
+#: seconds to wait for a tracking server's answer, and for the store's file lock (another process creating
+#: or migrating the store)
+SERVER_TIMEOUT = 5.0
+LOCK_TIMEOUT = 300.0
+#: how long operations refused with "database is locked" are retried
+LOCKED_RETRY_SECONDS = 60.0
+HALF_MIGRATED_PREFIX = "_alembic_tmp_"
+
+
+class TrackingStoreError(ValueError):
+    """A tracking store that cannot be used; the message names the URI, the problem and what to do."""
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URI (None for other stores)."""
+    return Path(uri[len(SQLITE_PREFIX):]) if uri.startswith(SQLITE_PREFIX) else None
+
+
+def check_store(uri: str) -> None:
+    """Raise :class:`TrackingStoreError` when the store ``uri`` cannot be used for runs (see module docstring):
+    a sqlite path that is a directory, not writable, or not a database, or a tracking server that does not
+    answer within :data:`SERVER_TIMEOUT` seconds. Other stores are left to MLflow."""
+    path = sqlite_path(uri)
+    if path is not None:
+        check_sqlite_file(path, uri)
+    elif uri.startswith(("http://", "https://")):
+        check_server(uri)
+
+
+def check_sqlite_file(path: Path, uri: str) -> None:
+    """The sqlite store file can be created or opened for writing, and holds a database (or nothing yet)."""
+    if path.is_dir():
+        raise TrackingStoreError(f"tracking store {uri}: {path} is a directory, not a database file; "
+                                 f"give a file path, e.g. tracking.uri={SQLITE_PREFIX}{path / 'mlflow.db'}")
+    parent = path.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TrackingStoreError(f"tracking store {uri}: cannot create its directory {parent}: "
+                                 f"{exc.strerror or exc}") from None
+    if not path.exists():
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise TrackingStoreError(f"tracking store {uri}: the directory {parent} is not writable, so the "
+                                     "database cannot be created; choose another tracking.uri or run with "
+                                     "tracking.enabled=false")
+        return
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise TrackingStoreError(f"tracking store {uri}: {path} is read-only (runs write to it); make it "
+                                 "writable, choose another tracking.uri or run with tracking.enabled=false")
+    with open(path, "rb") as handle:
+        head = handle.read(len(SQLITE_MAGIC))
+    if head and head != SQLITE_MAGIC:
+        raise TrackingStoreError(f"tracking store {uri}: {path} is not an SQLite database (it starts with "
+                                 f"{head[:8]!r}); point tracking.uri at an MLflow database or a new file")
+
+
+def check_server(uri: str, timeout: float = SERVER_TIMEOUT) -> None:
+    """A tracking server answers ``<uri>/health`` within ``timeout`` seconds (any HTTP status counts as an
+    answer: a proxy may not route /health). Without this, MLflow retries an unreachable server for minutes."""
+    import urllib.error  # only for servers: urllib.request costs 30 ms to import
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout):
+            return
+    except urllib.error.HTTPError:
+        return  # it answered
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise TrackingStoreError(f"tracking server {uri} is not reachable ({reason}); start it (mlflow server "
+                                 "--host ... --port ...), fix tracking.uri, or run with tracking.enabled=false"
+                                 ) from None
+
+
+def half_migrated_tables(path: Path) -> list[str]:
+    """The ``_alembic_tmp_*`` tables of a sqlite store: what an interrupted migration leaves behind."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return []
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+    try:
+        rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise TrackingStoreError(f"tracking store {SQLITE_PREFIX}{path}: cannot be read as a database ({exc}); "
+                                 "point tracking.uri at an MLflow database or a new file") from None
+    finally:
+        connection.close()
+    return sorted(name for (name,) in rows if name.startswith(HALF_MIGRATED_PREFIX))
+
+
+def check_not_half_migrated(path: Path, uri: str) -> None:
+    """Refuse a store an interrupted migration left half-done (every later run would fail on it), saying how
+    to repair it: the leftover tables are partial copies made by the migration."""
+    leftovers = half_migrated_tables(path)
+    if leftovers:
+        drops = "; ".join(f"DROP TABLE {name}" for name in leftovers)
+        raise TrackingStoreError(
+            f"tracking store {uri} is half-migrated: an interrupted MLflow schema migration left the table(s) "
+            f"{', '.join(leftovers)}. Back up {path}, then run: sqlite3 {path} '{drops}' && mlflow db upgrade "
+            f"{uri} -- or use a new store (tracking.uri={SQLITE_PREFIX}<new file>)"
+        )
+
+
+@contextlib.contextmanager
+def store_lock(uri: str, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold ``<db>.lock`` beside a sqlite store while it is created, migrated or its experiment made, so
+    that of several processes starting at once exactly one does it and the others wait, then find it done;
+    a store that is not sqlite needs no lock. Inside the lock, a half-migrated store is refused."""
+    path = sqlite_path(uri)
+    if path is None:
+        yield
+        return
+    from filelock import FileLock, Timeout
+
+    lock_file = str(path) + ".lock"
+    try:  # filelock polls until its timeout when it cannot create the file: find that out at once
+        open(lock_file, "a").close()
+    except OSError as exc:
+        raise TrackingStoreError(f"tracking store {uri}: cannot create the lock file {lock_file}: "
+                                 f"{exc.strerror or exc}; choose a writable place for tracking.uri") from None
+    lock = FileLock(lock_file, timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise TrackingStoreError(f"tracking store {uri}: waited {timeout:.0f} s for {lock_file} (another "
+                                 "process creating or migrating the store); if none is running, delete the "
+                                 "lock file") from None
+    try:
+        check_not_half_migrated(path, uri)
+        yield
+    finally:
+        lock.release()
+
+
+def is_locked_error(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it wraps) is SQLite's "database is locked" (another writer held it too long)."""
+    while exc is not None:
+        if "database is locked" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def retry_when_locked(operation: Callable[[], T], what: str, seconds: float = LOCKED_RETRY_SECONDS) -> T:
+    """``operation()``, retried with a jittered backoff while SQLite says "database is locked" (several runs
+    writing one store at once), for up to ``seconds``; other errors propagate at once."""
+    deadline = time.monotonic() + seconds
+    delay = 0.05
+    while True:
+        try:
+            return operation()
+        except Exception as exc:
+            if not is_locked_error(exc) or time.monotonic() > deadline:
+                raise
+            log.debug("%s: database is locked, retrying in %.2f s", what, delay)
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 2.0)
