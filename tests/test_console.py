@@ -25,7 +25,7 @@ def test_the_fast_exit_does_not_wait_for_idle_joblib_workers():
     as the interpreter would, not join them: a joblib sweep's command used to hang 5 minutes after its last job."""
     script = ("import sys, time\nsys.argv = ['xmlthresh', 'list']\nimport joblib\n"
               "assert joblib.Parallel(n_jobs=2)(joblib.delayed(abs)(-i) for i in range(4)) == [0, 1, 2, 3]\n"
-              "from xmlthresh import cli\ncli.main = lambda: None\nstart = time.monotonic()\n"
+              "from xmlthresh.cli import entry as cli\ncli.main = lambda: None\nstart = time.monotonic()\n"
               "import atexit\natexit.register(lambda: print(f'exit handlers after {time.monotonic() - start:.1f} s'))\n"
               "cli.console()\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

@@ -139,4 +139,4 @@ def test_looking_up_the_ranked_list_loader_imports_no_other_data_set():
     script = ("import sys\nfrom xmlthresh.datasets.registry import DATASETS\nDATASETS.get('ranked_lists')\n"
               "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('xmlthresh.datasets.')))\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-    assert "ranked_list_files" in out and "xmc_population" not in out and "mulan" not in out
+    assert "ranked_list_loader" in out and "synthetic_xmc_posterior" not in out and "mulan" not in out

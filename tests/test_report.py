@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from xmlthresh.run.job import run_job
-from xmlthresh.report.comparison import comparison, load_runs, main, paired_differences, to_markdown
+from xmlthresh.report.comparison import main
+from xmlthresh.report.tables import comparison, load_runs, paired_differences, to_markdown
 
 
 def job_config(strategy: str, seed: int, uri: str) -> dict:
@@ -84,7 +85,7 @@ def fake_store(monkeypatch, rows: list[dict]) -> None:
     instead of a store: report logic tested in milliseconds."""
     import pandas as pd
 
-    import xmlthresh.report.comparison as report
+    import xmlthresh.report.tables as report  # load_runs reads the store through tables.runs_table
 
     frame = pd.DataFrame([{"run_id": f"run{i}", "status": "FINISHED", "start_time": i, **row}
                           for i, row in enumerate(rows)])

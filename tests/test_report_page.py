@@ -12,7 +12,8 @@ import pytest
 from browser import SKIP_REASON, dump_dom, find_chromium, screenshot
 
 from xmlthresh.run.job import run_job
-from xmlthresh.report.comparison import load_runs, write_report
+from xmlthresh.report.comparison import write_report
+from xmlthresh.report.tables import load_runs
 from xmlthresh.report.achievable import mlflow_run_data
 
 ROOT = Path(__file__).resolve().parents[1]

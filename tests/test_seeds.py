@@ -113,7 +113,7 @@ def test_real_mulan_validation_split_follows_the_seed(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------------------------------------- report
 def test_report_counts_seeds_as_repetitions_with_a_nonzero_standard_error(toy_mulan):
-    from xmlthresh.report.comparison import comparison, load_runs
+    from xmlthresh.report.tables import comparison, load_runs
 
     uri = f"sqlite:///{toy_mulan / 'store.db'}"
     for seed in (0, 1, 2):

@@ -11,7 +11,7 @@ import mlflow
 import pandas as pd
 import pytest
 
-from xmlthresh.report.comparison import load_runs, paired_differences
+from xmlthresh.report.tables import load_runs, paired_differences
 
 
 def sweep(home, *overrides: str) -> subprocess.CompletedProcess:

@@ -133,7 +133,8 @@ def test_the_comparison_report_of_real_data_runs_plots_the_approximate_loss(tmp_
     to fail with 'no numeric data to plot', and the sweep's study report was then never written)."""
     import pandas as pd
 
-    from xmlthresh.report.comparison import _cde_table, write_report  # _cde_table: what load_runs returns for CDE runs
+    from xmlthresh.report.comparison import write_report  # _cde_table: what load_runs returns for CDE runs
+    from xmlthresh.report.tables import _cde_table
 
     runs = pd.DataFrame({"tags.task": "cde", "status": "FINISHED", "params.cde_dataset": "xanes",
                          "params.estimator": ["marginal", "gmm", "marginal", "gmm"], "params.seed": ["0", "0", "1", "1"],

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from xmlthresh.run.job import run_job
-from xmlthresh.report.comparison import load_runs, write_report
+from xmlthresh.report.comparison import write_report
+from xmlthresh.report.tables import load_runs
 
 
 def cde_config(estimator: str, uri: str) -> dict:

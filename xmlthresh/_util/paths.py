@@ -21,7 +21,7 @@ import tempfile
 from importlib.metadata import entry_points
 from pathlib import Path
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the xmlthresh package folder
 _DECLARES_XMLTHRESH = re.compile(r'^name\s*=\s*"xmlthresh"\s*$', re.MULTILINE)
 #: entry-point group of installed plugins (``[project.entry-points."xmlthresh.plugins"]``)
 ENTRY_POINT_GROUP = "xmlthresh.plugins"

@@ -67,7 +67,7 @@ def _run_plugin_loaders() -> None:
 class Registry(Generic[T]):
     """A named collection of plugins of one kind (``kind`` is used in error messages), discovered from the
     modules of ``package`` (see module docstring). ``modules`` names the module of a plugin whose name is not
-    its module's (``ranked_lists`` in ``ranked_list_files``), so that looking it up imports that one module
+    its module's (``ranked_lists`` in ``ranked_list_loader``), so that looking it up imports that one module
     instead of every module of the package."""
 
     def __init__(self, kind: str, package: str | None = None, modules: Mapping[str, str] | None = None) -> None:

@@ -149,7 +149,7 @@ def one_line_hydra_errors() -> Iterator[None]:
 register_resolvers()
 
 
-@hydra.main(version_base="1.3", config_path="conf", config_name="config")
+@hydra.main(version_base="1.3", config_path="pkg://xmlthresh.conf", config_name="config")
 def hydra_main(cfg: DictConfig) -> float | None:
     """One job of a run or of a sweep (Hydra calls it with the composed config)."""
     from xmlthresh.run.job import run_job, summary  # heavy imports after Hydra parsed the command line

@@ -16,7 +16,7 @@ from xmlthresh._util.paths import config_search_dirs
 
 #: the option groups, in the order they are listed
 GROUPS = ("strategy", "dataset", "ranker", "protocol", "estimator", "cde_dataset", "experiment")
-PACKAGE_CONF = Path(__file__).resolve().parent / "conf"
+PACKAGE_CONF = Path(__file__).resolve().parents[1] / "conf"  # xmlthresh/conf
 #: width of a listed option's line (its description is cut beyond it)
 LINE_WIDTH = 110
 

@@ -13,9 +13,9 @@ from typing import Any
 _LAZY = {
     "Candidates": "candidates",
     "build_candidates": "candidates",
-    "RankedListFormatError": "ranked_list_file",
-    "parse_ranked_lists": "ranked_list_file",
-    "read_ranked_lists": "ranked_list_file",
+    "RankedListFormatError": "ranked_list_format",
+    "parse_ranked_lists": "ranked_list_format",
+    "read_ranked_lists": "ranked_list_format",
     "RankedLists": "ranked_lists",
     "RankedListsError": "ranked_lists",
 }

@@ -1,7 +1,7 @@
 """``ranked_lists``: any file in the published ranked-list format (``espgame`` and ``example`` are presets).
 
 Plain text or a zip archive (read without unpacking; ``member`` picks the file of a multi-file archive);
-``cache=true`` keeps the parsed lists in the derived-cache directory (:mod:`.ranked_list_cache`).
+``cache=true`` keeps the parsed lists in the derived-cache directory (:mod:`.ranked_list_parse_cache`).
 
 ``path`` is absolute or relative to the data directory ($XMLTHRESH_DATA). Files of the reference work are
 known by their relative path: when missing they are downloaded from their public origin and verified.

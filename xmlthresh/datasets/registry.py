@@ -4,4 +4,4 @@ modules."""
 from xmlthresh._util.registry import Registry
 
 DATASETS: Registry = Registry("dataset", package="xmlthresh.datasets",
-                              modules={"ranked_lists": "ranked_list_files", "scores": "score_files"})
+                              modules={"ranked_lists": "ranked_list_loader", "scores": "score_loader"})

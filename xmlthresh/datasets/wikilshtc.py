@@ -4,7 +4,7 @@
 with at least one test document), the top 1,000 documents of each. The lists are truncated: m, the true
 number of test documents, is 587,084 -- "predict all" uses it, never the list length. The first load
 parses the zip member in blocks (a few seconds); the parsed lists are cached in ``$XMLTHRESH_CACHE``
-(:mod:`.ranked_list_cache`) and later loads take well under a second. ``include_predict_all=false`` gives
+(:mod:`.ranked_list_parse_cache`) and later loads take well under a second. ``include_predict_all=false`` gives
 the variant of the reference table without "predict all".
 """
 
