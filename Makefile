@@ -16,7 +16,7 @@ ifeq ($(origin XMLTHRESH_DATA), undefined)
   endif
 endif
 
-.PHONY: run test pytest check-installed setup ui clean
+.PHONY: run test test-fast pytest check-installed setup ui clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,11 @@ test: pytest check-installed
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# The inner loop while editing: the tests that start no interpreter, run no command line and read no real
+# data (marked "fast" by tests/conftest.py from each test's source); with a warm numba cache well under a minute.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m fast -p no:cacheprovider $(PYTEST_ARGS)
 
 check-installed: $(STAMP)
 	PYTHON=$(PYTHON) BUILD_PYTHON=$(BIN)/python .ci/installed/check.sh

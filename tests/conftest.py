@@ -18,6 +18,40 @@ WARM_UP_MIN_TESTS = 200
 _warm_up_process = pytest.StashKey[subprocess.Popen]()
 
 
+#: what a test's source says about the work it does: a fresh interpreter, the command line (in-process: the
+#: whole Hydra job), or the real data sets. ``make test-fast`` leaves such tests out (``-m fast``).
+_HEAVY_SOURCE = {"subprocess": ("subprocess", "Popen", "sys.executable", "check_output", "multiprocessing", "Process("),
+                 "cli": ("run_cli(", "run_job(", "hydra_main", "console(", "main([", "compose(", "multirun", "sweep("),
+                 "realdata": ("real_data", "XMLTHRESH_DATA", "realdata")}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test by the work its source shows (:data:`_HEAVY_SOURCE`), and ``fast`` the tests with none
+    of it and no ``slow`` mark: ``pytest -m fast`` is the quick inner loop of ``make test-fast`` (no
+    subprocess, no command line, no real data; numba kernels come from the warm cache)."""
+    import inspect
+
+    sources: dict[object, str] = {}
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is None:
+            continue
+        if function not in sources:
+            try:
+                sources[function] = inspect.getsource(function)
+            except (OSError, TypeError):
+                sources[function] = ""
+        fixtures = set(getattr(item, "fixturenames", ()))
+        source = sources[function]
+        heavy = {mark for mark, needles in _HEAVY_SOURCE.items() if any(n in source for n in needles)}
+        if "real_data" in fixtures:
+            heavy.add("realdata")
+        for mark in sorted(heavy):
+            item.add_marker(mark)
+        if not heavy and item.get_closest_marker("slow") is None and item.get_closest_marker("realdata") is None:
+            item.add_marker("fast")
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """On a fresh checkout the suite spends about a minute of CPU compiling numba kernels (``cache=True``:
     compiled once, then loaded from the package's __pycache__), inside the first tests that call them, one
