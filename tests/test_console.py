@@ -22,15 +22,20 @@ def test_fast_exit_keeps_the_output_and_the_exit_status(tmp_path):
 
 def test_the_fast_exit_does_not_wait_for_idle_joblib_workers():
     """A joblib sweep leaves loky's reusable workers idle (they linger 300 s); the fast exit must shut them down
-    as the interpreter would, not join them: a joblib sweep's command used to hang 5 minutes after its last job."""
-    script = ("import sys, time\nsys.argv = ['xmlthresh', 'list']\nimport joblib\n"
-              "assert joblib.Parallel(n_jobs=2)(joblib.delayed(abs)(-i) for i in range(4)) == [0, 1, 2, 3]\n"
-              "from xmlthresh.cli import entry as cli\ncli.main = lambda: None\nstart = time.monotonic()\n"
-              "import atexit\natexit.register(lambda: print(f'exit handlers after {time.monotonic() - start:.1f} s'))\n"
-              "cli.console()\n")
+    as the interpreter would, not join them: a joblib sweep's command used to hang 5 minutes after its last job.
+    The exit handlers registered while the command ran (here: the one that prints) still run, and the exit code
+    is the command's."""
+    script = ("import sys, time, atexit\nsys.argv = ['xmlthresh', 'list']\nimport joblib\n"
+              "from xmlthresh.cli import entry as cli\nstart = time.monotonic()\n"
+              "def command():\n"
+              "    assert joblib.Parallel(n_jobs=2)(joblib.delayed(abs)(-i) for i in range(4)) == [0, 1, 2, 3]\n"
+              "    atexit.register(lambda: print(f'exit handlers after {time.monotonic() - start:.1f} s'))\n"
+              "    sys.exit(3)\n"
+              "cli.main = command\ncli.console()\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr
     assert "exit handlers after" in proc.stdout
+    assert float(proc.stdout.split("after ")[1].split(" s")[0]) < 60  # not loky's 300 s idle timeout
 
 
 def test_main_called_as_a_function_returns():

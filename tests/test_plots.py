@@ -74,38 +74,3 @@ def test_pictures_leave_the_garbage_collector_as_they_found_it(tmp_path):
         assert 0 < gc.get_freeze_count() <= frozen  # still frozen (less any freed by their reference count)
     finally:
         gc.unfreeze()
-
-
-_DRAW_ONE = """
-import hashlib, io, sys
-import numpy as np
-from xmlthresh.data.ranked_lists import RankedLists
-from xmlthresh.report.plots import achievable_set, argv_plot
-lists = RankedLists.from_relevance_lists([[1, 0, 1, 0, 1], [0, 1, 1, 0, 0], [0, 0, 0, 1, 1]], [3, 3, 2], num_docs=6)
-digests = []
-for fig in (achievable_set(lists, 1.0, cuts=np.array([2, 3, 5])), argv_plot(lists, 1.0)):
-    out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=110)
-    digests.append(hashlib.sha256(out.getvalue()).hexdigest())
-import matplotlib.artist, matplotlib.lines
-print(" ".join(digests), matplotlib.artist.kwdoc.__name__, "stub" if "not listed" in matplotlib.lines.Line2D.set.__doc__ else "full")
-"""
-
-
-def test_the_command_lines_lighter_matplotlib_import_draws_the_same_pictures():
-    """In the command's processes matplotlib is imported without its set() docstrings (0.15-0.4 s of CPU):
-    the pictures are byte for byte those of a normal import, kwdoc is restored, a library user is untouched."""
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "MPLBACKEND": "Agg"}
-    outputs = {}
-    for cli in ("1", "0"):
-        proc = subprocess.run([sys.executable, "-c", _DRAW_ONE], capture_output=True, text=True, timeout=300,
-                              env={**env, "XMLTHRESH_CLI": cli})
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        outputs[cli] = proc.stdout.split()
-    assert outputs["1"][:2] == outputs["0"][:2]  # the same PNG bytes
-    assert outputs["1"][2] == outputs["0"][2] == "kwdoc"  # matplotlib's own function again afterwards
-    assert outputs["1"][3] == "stub" and outputs["0"][3] == "full"

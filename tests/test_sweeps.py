@@ -195,3 +195,7 @@ def test_the_progress_line_knows_how_many_jobs_a_sweep_has():
     assert count_jobs(cfg) == 6
     cfg.hydra.sweeper.params = {"seed": "0,1"}  # an experiment preset's sweep
     assert count_jobs(cfg) == 12
+    cfg.hydra.overrides.task = [*overrides, "seed=range(3)"]  # the command line replaces the preset's seeds
+    assert count_jobs(cfg) == 18
+    cfg.hydra.overrides.task = [*overrides, "seed=range(0)"]
+    assert count_jobs(cfg) == 0

@@ -17,7 +17,6 @@ import logging
 import os
 import re
 import sys
-import threading
 
 
 def register_resolvers() -> None:
@@ -112,28 +111,34 @@ def console() -> None:
     """The ``xmlthresh`` console script and ``python -m xmlthresh``: :func:`main`, then a fast exit.
 
     The interpreter's own finalization of the modules a run loaded (numba's compiled kernels above all) costs
-    about 1 s of CPU after the work is done (measured: 9.5 -> 8.2 s for a tracked espgame run; 2.7 -> 1.8 s for
-    a domain warm-up alone). So after flushing the logs and the output and running the exit handlers as
-    usual, the process ends with ``os._exit``. Called as a library function, :func:`main` exits normally."""
-    os.environ["XMLTHRESH_CLI"] = "1"  # this process and its workers belong to one command (xmlthresh.report.plots)
+    about a second of CPU after the work is done (benchmarks/cli.py). So the process ends with ``os._exit``
+    from an exit handler registered before any other of this command's: exit handlers run last-registered
+    first, and the interpreter runs them after joining non-daemon threads and the shutdown callbacks of the
+    worker pools (joblib's loky, concurrent.futures). Everything the normal exit does runs -- the thread
+    joins, every exit handler registered while the command ran, the flush of the output -- and only the
+    teardown of the modules afterwards is skipped. Called as a library function, :func:`main` exits normally."""
+    exit_code = [0]
+
+    def exit_now() -> None:
+        logging.shutdown()  # registered at logging's import, i.e. before this handler: it would not run
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(exit_code[0])
+
+    atexit.register(exit_now)
     try:
         main()
-        code = 0
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        exit_code[0] = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
-    logging.shutdown()
-    # What the interpreter's finalization would run first, in its order: the threading module's shutdown
-    # (joins non-daemon threads and runs the callbacks of ``threading._register_atexit``, where joblib's loky
-    # and concurrent.futures shut their worker pools down), then the exit handlers. Without the first step,
-    # multiprocessing's exit handler joins loky's idle workers, which linger for their 300 s idle timeout: a
-    # joblib sweep's command hung 5 minutes after its last job. The rest of the finalization is skipped.
-    threading._shutdown()
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    except KeyboardInterrupt:
+        print("xmlthresh: interrupted", file=sys.stderr)
+        exit_code[0] = 130  # the shell's code for a command stopped by Ctrl-C
+    except BaseException:
+        exit_code[0] = 1
+        raise
+    sys.exit(exit_code[0])
 
 
 EXAMPLES = (

@@ -13,14 +13,13 @@ import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from xmlthresh.config.compose import register_resolvers
-from xmlthresh.cli.hydra_shortcuts import fewer_compositions
 
 log = logging.getLogger("xmlthresh")
 
@@ -84,8 +83,7 @@ def run(args: Sequence[str] | None = None) -> None:
     if message is not None:
         print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
-    argv = list(sys.argv[1:] if args is None else args)
-    with one_line_hydra_errors(), fewer_compositions(argv):
+    with one_line_hydra_errors():
         hydra_main()
 
 
@@ -117,33 +115,30 @@ def hydra_message(exc: BaseException) -> str:
 def one_line_hydra_errors() -> Iterator[None]:
     """While the block runs, Hydra's composition errors (``CompactHydraException``: an override of a key that
     is not in the config, a malformed override, a missing option inside a preset) print as one line
-    ``xmlthresh: error: ...`` with exit code 1, instead of Hydra's several lines; ``HYDRA_FULL_ERROR=1`` still
-    shows Hydra's traceback. Hydra reports them through ``hydra._internal.utils.run_and_report``, which is
-    wrapped for the duration (Hydra 1.3)."""
+    ``xmlthresh: error: ...`` with exit code 1, instead of Hydra's several lines.
+
+    Hydra reports errors itself unless its documented switch ``HYDRA_FULL_ERROR=1`` is set, in which case
+    they propagate: so the switch is set for the duration, and the compact errors are caught here. A user who
+    set ``HYDRA_FULL_ERROR=1`` still gets Hydra's traceback; other exceptions keep their full traceback."""
     import os
 
-    from hydra._internal import utils as hydra_utils
     from hydra.errors import CompactHydraException
 
-    original = hydra_utils.run_and_report
-
-    def run_and_report(func: Callable[[], object]) -> object:
-        def compact() -> object:
-            try:
-                return func()
-            except CompactHydraException as exc:
-                if os.environ.get("HYDRA_FULL_ERROR") == "1":
-                    raise
-                print(f"xmlthresh: error: {hydra_message(exc)}", file=sys.stderr)
-                sys.exit(1)
-
-        return original(compact)
-
-    hydra_utils.run_and_report = run_and_report
+    user_wants_traceback = os.environ.get("HYDRA_FULL_ERROR") == "1"
+    previous = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
         yield
+    except CompactHydraException as exc:
+        if user_wants_traceback:
+            raise
+        print(f"xmlthresh: error: {hydra_message(exc)}", file=sys.stderr)
+        sys.exit(1)
     finally:
-        hydra_utils.run_and_report = original
+        if previous is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = previous
 
 
 register_resolvers()

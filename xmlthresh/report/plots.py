@@ -44,35 +44,8 @@ from xmlthresh.metrics import f_beta
 DPI = 110
 
 
-#: set by the console script (:func:`xmlthresh.cli.entry.console`) for the processes of one command
-COMMAND_LINE_ENV = "XMLTHRESH_CLI"
-
-
-def _import_matplotlib() -> None:
-    """Import matplotlib's figure and Agg canvas; in the processes of the ``xmlthresh`` command, without
-    building the ``set()`` docstrings of its Artist classes.
-
-    At import every Artist subclass introspects all its properties to write the docstring of its ``set()``
-    (``matplotlib.artist.kwdoc``): 0.15-0.4 s of CPU of the 0.6 s the import costs, for text no picture uses.
-    The command's own process, which draws and exits, imports matplotlib with ``kwdoc`` answering a short
-    stub, and restores it at once; the pictures are byte for byte the same (tested). A program that uses
-    the library (``import xmlthresh.report.plots``) gets matplotlib as usual."""
-    if "matplotlib.figure" in sys.modules or os.environ.get(COMMAND_LINE_ENV) != "1":
-        return
-    import matplotlib.artist as artist
-
-    original = artist.kwdoc
-    artist.kwdoc = lambda _artist: "(not listed: matplotlib was imported by the xmlthresh command)"
-    try:
-        import matplotlib.backends.backend_agg  # noqa: F401
-        import matplotlib.figure  # noqa: F401
-    finally:
-        artist.kwdoc = original
-
-
 def _figure(figsize: tuple[float, float], **kwargs: Any):
     """A figure on its own Agg canvas: no pyplot (no global figure registry to close, no backend lookup)."""
-    _import_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

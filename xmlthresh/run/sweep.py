@@ -126,14 +126,15 @@ class MlflowSweepCallback(Callback):
 def stop_joblib_workers() -> None:
     """Shut down the joblib launcher's worker processes once the sweep's jobs are done. joblib keeps them for
     reuse (loky's reusable executor) until they idle out after 300 s, and at exit the launching process
-    joins its children: every joblib sweep took five minutes longer than its jobs before the command
-    returned (measured: 12 jobs, 5 min 33 s of wall, most of it waiting). A no-op without joblib."""
-    module = sys.modules.get("joblib.externals.loky.reusable_executor")
-    executor = getattr(module, "_executor", None)
-    if executor is None:
+    joins its children: a joblib sweep's command returned five minutes after its last job. The executor is
+    reached through loky's public ``get_reusable_executor`` (which returns the running one), and only when
+    a joblib launcher loaded loky in this process: otherwise there is nothing to stop."""
+    if "joblib.externals.loky" not in sys.modules:
         return
     try:
-        executor.shutdown(wait=True)
+        from joblib.externals.loky import get_reusable_executor
+
+        get_reusable_executor().shutdown(wait=True)
     except Exception as problem:  # noqa: BLE001 - never fail a finished sweep over its idle workers
         log.warning("could not stop the joblib workers: %s", problem)
 
@@ -191,19 +192,25 @@ def record_job_outcome(sweep_dir: str | Path, job_num: int, outcome: str) -> Non
 
 
 def count_jobs(config: DictConfig) -> int | None:
-    """How many jobs the basic sweeper will launch for ``config`` (its ``hydra.sweeper.params`` and the
-    command line's overrides, as Hydra's BasicSweeper splits them); None for another sweeper or when Hydra's
-    parser refuses (the sweep itself then says why)."""
+    """How many jobs the basic sweeper will launch for ``config``: the product of the number of values of
+    each sweep override (``hydra.sweeper.params``, overridden key by key by the command line), parsed by
+    Hydra's public ``OverridesParser``; None for another sweeper or when the parser refuses (the sweep itself
+    then says why)."""
     try:
-        from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
         from hydra.core.override_parser.overrides_parser import OverridesParser
 
         if "BasicSweeper" not in str(OmegaConf.select(config, "hydra.sweeper._target_", default="")):
             return None
         params = OmegaConf.select(config, "hydra.sweeper.params") or {}
         arguments = [f"{key}={value}" for key, value in params.items()] + list(config.hydra.overrides.task)
-        batches = BasicSweeper.split_arguments(OverridesParser.create().parse_overrides(arguments), None)
-        return sum(len(batch) for batch in batches)
+        values: dict[str, int] = {}
+        for override in OverridesParser.create().parse_overrides(arguments):
+            count = len(list(override.sweep_string_iterator())) if override.is_sweep_override() else 1
+            values[override.get_key_element()] = count  # a later override of the same key replaces it
+        total = 1
+        for count in values.values():
+            total *= count
+        return total
     except Exception:  # noqa: BLE001 - a progress line is never worth failing a sweep for
         return None
 
