@@ -2,7 +2,8 @@
 #   make run    - create .venv on first use, install xmlthresh, run the main job (embedded synthetic data)
 #   make test   - create .venv on first use, install xmlthresh with test extras, run the test suite, then
 #                 check the package as users get it (make check-installed: .ci/installed/check.sh builds the
-#                 wheels, installs them into a fresh venv in a temporary directory and runs them from there)
+#                 wheels, installs them into a fresh venv in a temporary directory and runs them from there),
+#                 then the tracking and command-line tests against the newest MLflow and Hydra (make test-newest)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -16,7 +17,7 @@ ifeq ($(origin XMLTHRESH_DATA), undefined)
   endif
 endif
 
-.PHONY: run test test-fast pytest check-installed setup ui clean
+.PHONY: run test test-fast test-newest pytest check-installed setup ui clean
 
 setup: $(STAMP)
 
@@ -29,7 +30,7 @@ $(STAMP): pyproject.toml plugins/xmlthresh-peers/pyproject.toml
 run: $(STAMP)
 	$(BIN)/python -m xmlthresh $(ARGS)
 
-test: pytest check-installed
+test: pytest check-installed test-newest
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
@@ -38,6 +39,18 @@ pytest: $(STAMP)
 # data (marked "fast" by tests/conftest.py from each test's source); with a warm numba cache well under a minute.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m fast -p no:cacheprovider $(PYTEST_ARGS)
+
+# The tracking and command-line tests in a venv of their own with the newest releases of MLflow and Hydra
+# (and of everything they pull in), so that an upgrade shows up as a failing test, not as a silent change.
+NEWEST ?= .venv-newest
+NEWEST_TESTS := tests/test_tracking.py tests/test_tracking_records.py tests/test_tracking_store.py \
+  tests/test_sweeps.py tests/test_cli.py tests/test_console.py tests/test_ui.py tests/test_public_interfaces.py
+test-newest:
+	test -x $(NEWEST)/bin/python || $(PYTHON) -m venv $(NEWEST)
+	$(NEWEST)/bin/python -m pip install --quiet --upgrade pip
+	$(NEWEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[test]' mlflow hydra-core
+	$(NEWEST)/bin/python -c "import mlflow, hydra; print('newest: mlflow', mlflow.__version__, 'hydra-core', hydra.__version__)"
+	$(NEWEST)/bin/python -m pytest -q -p no:cacheprovider $(NEWEST_TESTS)
 
 check-installed: $(STAMP)
 	PYTHON=$(PYTHON) BUILD_PYTHON=$(BIN)/python .ci/installed/check.sh

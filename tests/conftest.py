@@ -11,6 +11,11 @@ from pathlib import Path
 import pytest
 from helpers import free_cores, no_data
 
+# A single run's MLflow record goes in a background process by default; tests that read the store right
+# after a run (in this process or a command line they start) need it sent before the run returns. The
+# background syncer has tests of its own (tests/test_tracking_records.py).
+os.environ.setdefault("XMLTHRESH_TRACKING_SYNC", "foreground")
+
 WARM_UP = Path(__file__).with_name("_warm_numba.py")
 #: selections of at least this many tests start the background compilation (XMLTHRESH_TEST_WARM_UP=1: any
 #: selection, =0: never)

@@ -14,6 +14,7 @@ import pytest
 
 import xmlthresh
 from xmlthresh.tracking import mlflow_runs as tracking
+from xmlthresh.tracking.record import tracked_run
 
 PACKAGE = Path(xmlthresh.__file__).resolve().parent
 
@@ -63,42 +64,67 @@ def test_tracking_imports_mlflow_only_inside_functions():
 
 def test_a_logged_result_comes_back_through_the_store_functions(tmp_path, isolated_home):
     uri = f"sqlite:///{tmp_path / 'store.db'}"
-    result = tmp_path / "result.json"
-    result.write_text(json.dumps({"f_macro": 0.5}))
-    with tracking.tracked_run(True, uri, "exp", run_name="r", tags={tracking.CONFIG_HASH_TAG: "abc"}) as tracker:
+    result = tmp_path / "run" / "result.json"
+    result.parent.mkdir()
+    result.write_text(json.dumps({"f_macro": 0.5, "mlflow_run_id": None}))
+    with tracked_run(True, uri, "exp", run_name="r", tags={tracking.CONFIG_HASH_TAG: "abc"},
+                     run_dir=result.parent) as tracker:
         tracker.log_metrics({"f_macro": 0.5})
         tracker.log_artifact(result)
-        run_id = tracker.run_id
-    assert tracking.finished_run_with_hash(uri, "exp", "abc") == run_id
-    local = tracking.download_result(run_id, tmp_path / "copy", uri)
-    assert local.parent == tmp_path / "copy" and json.loads(local.read_text()) == {"f_macro": 0.5}
+        assert tracker.run_id is None  # nothing reaches MLflow before the run ends
+    run_id = tracker.run_id
+    assert run_id and json.loads(result.read_text())["mlflow_run_id"] == run_id  # result.json names its run
+    found = tracking.finished_runs_by_hash(uri, "exp")
+    assert list(found) == ["abc"] and found["abc"].run_id == run_id
+    local = tracking.copy_result(found["abc"], tmp_path / "copy", uri)
+    assert local.parent == tmp_path / "copy" and json.loads(local.read_text())["f_macro"] == 0.5
     table = tracking.runs_table(uri, "exp")
     assert list(table["run_id"]) == [run_id] and table.loc[0, "metrics.f_macro"] == 0.5
 
 
-def test_a_sweep_parent_counts_its_children_and_keeps_its_report(tmp_path, isolated_home):
-    uri = f"sqlite:///{tmp_path / 'store.db'}"
-    parent = tracking.start_sweep_parent(uri, "exp", tmp_path / "sweep1", "strategy=a,b", "basic")
-    for name, skipped in (("ok", False), ("skip", True)):
-        with tracking.tracked_run(True, uri, "exp", run_name=name, parent_run_id=parent,
-                                  tags={"skipped": "yes"} if skipped else {}):
-            pass
+def _sweep_job(uri: str, sweep_dir: Path, name: str, parent: str, tags: dict | None = None, fail: bool = False,
+               reused: str | None = None) -> Path:
+    """A job of a sweep as run_job records it: its record in its own folder, sent later by the launcher."""
+    run_dir = sweep_dir / name
     try:
-        with tracking.tracked_run(True, uri, "exp", run_name="bad", parent_run_id=parent):
-            raise RuntimeError("boom")
+        with tracked_run(True, uri, "xmlthresh", run_name=name, parent_run_id=parent, tags=tags or {},
+                         run_dir=run_dir, sync="deferred") as tracker:
+            if reused:
+                tracker.record["reused_run_id"] = reused
+            if fail:
+                raise RuntimeError("boom")
     except RuntimeError:
         pass
-    children = tracking.sweep_children(uri, parent)
-    assert sorted(children) == [("FAILED", False, False), ("FINISHED", False, False), ("FINISHED", True, False)]
+    return run_dir / "run_record.json"
+
+
+def test_a_sweep_parent_counts_its_children_and_keeps_its_report(tmp_path, isolated_home):
+    from xmlthresh.run.sweep import send_sweep_records
+
+    uri = f"sqlite:///{tmp_path / 'store.db'}"
+    sweep_dir = tmp_path / "sweep1"
+    parent = tracking.start_sweep_parent(uri, "xmlthresh", sweep_dir, "strategy=a,b", "basic")
+    _sweep_job(uri, sweep_dir, "0", parent)
+    _sweep_job(uri, sweep_dir, "1", parent, tags={"skipped": "yes"})
+    _sweep_job(uri, sweep_dir, "2", parent, fail=True)
+    assert len(tracking.runs_table(uri, "xmlthresh")) == 1  # only the parent until the launcher sends them
+    counts = send_sweep_records(sweep_dir, parent)
+    assert counts == {"n_children": 3, "n_finished": 2, "n_failed": 1, "n_skipped": 1, "n_resumed": 0, "n_unsent": 0}
     report = tmp_path / "comparison.md"
     report.write_text("# report\n")
     tracking.log_files_to_run(uri, parent, [report])
-    tracking.finish_sweep_parent(uri, parent, {"n_children": 3, "n_failed": 1}, failed=True)
-    row = tracking.runs_table(uri, "exp").set_index("run_id").loc[parent]
+    tracking.finish_sweep_parent(uri, parent, counts, failed=True)
+    table = tracking.runs_table(uri, "xmlthresh").set_index("run_id")
+    row = table.loc[parent]
     assert row["status"] == "FAILED" and row["metrics.n_children"] == 3 and row["metrics.n_failed"] == 1
     assert row["params.arguments"] == "strategy=a,b" and row["params.launcher"] == "basic"
-    assert row["tags.xmlthresh.sweep"] == "parent" and row["tags.sweep_dir"] == str(tmp_path / "sweep1")
+    assert row["tags.xmlthresh.sweep"] == "parent" and row["tags.sweep_dir"] == str(sweep_dir)
     assert _artifact_names(uri, parent) == ["comparison.md"]
+    children = table[table["tags.mlflow.parentRunId"] == parent]
+    assert sorted(children["status"]) == ["FAILED", "FINISHED", "FINISHED"]
+    assert "boom" in children.loc[children["status"] == "FAILED", "tags.error"].iloc[0]
+    assert send_sweep_records(sweep_dir, parent) == counts  # sending again changes nothing
+    assert len(tracking.runs_table(uri, "xmlthresh")) == 4
 
 
 def _artifact_names(uri: str, run_id: str) -> list[str]:
@@ -109,36 +135,38 @@ def _artifact_names(uri: str, run_id: str) -> list[str]:
 
 
 def test_a_reused_run_is_a_child_copy_of_the_run_it_reuses(tmp_path, isolated_home):
-    """A resumed sweep job (issue 14, defect 1): a FINISHED child of its sweep with the params, metrics and tags
-    of the run that computed it, pointing to that run, and a ``reused`` row of the sweep's report."""
+    """A resumed sweep job: a FINISHED child of its sweep with the params, metrics and tags of the run that
+    computed it, pointing to that run, and a ``reused`` row of the sweep's report."""
     from xmlthresh.report.tables import load_runs
+    from xmlthresh.run.sweep import send_sweep_records
 
     uri = f"sqlite:///{tmp_path / 'store.db'}"
-    with tracking.tracked_run(True, uri, "xmlthresh", run_name="domain-x", tags={tracking.CONFIG_HASH_TAG: "h"}) as t:
+    with tracked_run(True, uri, "xmlthresh", run_name="domain-x", tags={tracking.CONFIG_HASH_TAG: "h"},
+                     run_dir=tmp_path / "origin") as t:
         t.log_params({"strategy": "domain", "dataset": "x", "beta": 1.0})
         t.log_metrics({"f_macro": 0.5})
-        origin = t.run_id
-    parent = tracking.start_sweep_parent(uri, "xmlthresh", tmp_path / "sweep", "strategy=domain", "basic")
-    result = tmp_path / "result.json"
-    result.write_text("{}")
-    child = tracking.log_reused_run(uri, tracking.finished_run_with_hash(uri, "xmlthresh", "h"), parent, [result])
-    again = tracking.log_reused_run(uri, child, parent)  # reusing a reused run points to the one that computed it
+    origin = t.run_id
+    sweep_dir = tmp_path / "sweep"
+    parent = tracking.start_sweep_parent(uri, "xmlthresh", sweep_dir, "strategy=domain", "basic")
+    first = _sweep_job(uri, sweep_dir, "0", parent, reused=tracking.finished_runs_by_hash(uri, "xmlthresh")["h"].run_id)
+    assert send_sweep_records(sweep_dir, parent)["n_resumed"] == 1
+    child = json.loads(first.read_text())["mlflow_run_id"]
+    again = _sweep_job(uri, sweep_dir, "1", parent, reused=child)  # reusing a reused run names the one that computed it
+    assert send_sweep_records(sweep_dir, parent)["n_resumed"] == 2
     table = tracking.runs_table(uri, "xmlthresh").set_index("run_id")
-    for run in (child, again):
+    for run in (child, json.loads(again.read_text())["mlflow_run_id"]):
         row = table.loc[run]
         assert row["status"] == "FINISHED" and row["tags.mlflow.parentRunId"] == parent
         assert row["tags.xmlthresh.reused_run_id"] == origin and row["tags.xmlthresh.config_hash"] == "h"
         assert row["params.strategy"] == "domain" and row["metrics.f_macro"] == 0.5
-    assert tracking.finished_run_with_hash(uri, "xmlthresh", "h") == origin  # the oldest: the one that computed it
-    assert _artifact_names(uri, child) == ["result.json"]
-    assert sorted(tracking.sweep_children(uri, parent)) == [("FINISHED", False, True)] * 2
+    assert tracking.finished_runs_by_hash(uri, "xmlthresh")["h"].run_id == origin  # the one that computed it
     report = load_runs(uri, sweep=parent)
     assert list(report["reused"]) == [True, True] and set(report["strategy"]) == {"domain"}
     assert list(load_runs(uri)["run_id"]) == [origin]  # over all runs: the copies are not counted twice
 
 
 def test_runs_whose_process_is_gone_are_marked_killed(tmp_path, isolated_home):
-    """Issue 17: runs killed mid-sweep stayed RUNNING forever; the next sweep's start ends them KILLED."""
+    """Runs killed mid-sweep (a sweep's parent) would stay RUNNING forever; the next sweep's start ends them KILLED."""
     import mlflow
 
     uri = f"sqlite:///{tmp_path / 'store.db'}"
@@ -182,11 +210,12 @@ def _assert_nothing_lost(logged: dict, recorded: dict) -> None:
 
 @pytest.mark.slow
 def test_batched_logging_loses_nothing_of_a_recorded_run(tmp_path, isolated_home, real_data):
-    """Issue 12 item 2: one log_batch per run, the store, experiment and commit once per sweep -- and the same
+    """One log_batch per run, sent from the run's record; the store, experiment and commit once per sweep -- the same
     params, metrics, tags and artifacts as runs logged through MLflow's fluent API before (recorded in
     tests/recorded_runs.json): a single run, a finished and a failed sweep job, the sweep's parent."""
     from xmlthresh.config.compose import compose
     from xmlthresh.run.job import run_job
+    from xmlthresh.run.sweep import send_sweep_records
 
     uri = f"sqlite:///{tmp_path / 'store.db'}"
     cfg = compose(["strategy=domain", "dataset=example", f"tracking.uri={uri}"])
@@ -209,17 +238,19 @@ def test_batched_logging_loses_nothing_of_a_recorded_run(tmp_path, isolated_home
     context = {"multirun": True, "job_num": 0, "sweep_dir": str(sweep_dir), "launcher": "basic"}
     job_cfg = compose(["strategy=domain", "dataset=counterexample", f"tracking.uri={uri}", "force=true"])
     (sweep_dir / "0").mkdir()
-    job = run_job(job_cfg, sweep_dir / "0", resolved_yaml="x: 1\n", context=context)
-    _assert_nothing_lost(_logged(uri, job["mlflow_run_id"]), RECORDED["sweep_job"])
+    run_job(job_cfg, sweep_dir / "0", resolved_yaml="x: 1\n", context=context)
     (sweep_dir / "1").mkdir()
     with pytest.raises(ValueError, match="beta must be"):
         run_job({**job_cfg, "beta": -1}, sweep_dir / "1", resolved_yaml="x: 1\n", context={**context, "job_num": 1})
+    counts = send_sweep_records(sweep_dir, parent)
+    job = json.loads((sweep_dir / "0" / "run_record.json").read_text())
+    _assert_nothing_lost(_logged(uri, job["mlflow_run_id"]), RECORDED["sweep_job"])
+    assert json.loads((sweep_dir / "0" / "result.json").read_text())["mlflow_run_id"] == job["mlflow_run_id"]
     failed = [run for run in tracking.runs_table(uri, "xmlthresh").itertuples() if run.status == "FAILED"]
     assert len(failed) == 1
     logged = _logged(uri, failed[0].run_id)
     _assert_nothing_lost(logged, RECORDED["failed_sweep_job"])
-    assert logged["params"]["strategy"] == "domain" and logged["params"]["beta"] == "-1"  # issue 17: its params
+    assert logged["params"]["strategy"] == "domain" and logged["params"]["beta"] == "-1"  # what it was
     assert logged["params"]["dataset"] == "counterexample" and "beta must be" in logged["tags"]["error"]
-    tracking.finish_sweep_parent(uri, parent, {"n_children": 2, "n_finished": 1, "n_failed": 1, "n_skipped": 0,
-                                               "n_resumed": 0}, failed=True)
+    tracking.finish_sweep_parent(uri, parent, counts, failed=True)
     _assert_nothing_lost(_logged(uri, parent), RECORDED["parent"])

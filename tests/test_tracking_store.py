@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from xmlthresh.tracking import mlflow_runs as tracking
+from xmlthresh.tracking.record import tracked_run
 from xmlthresh.tracking import store as tracking_store
 from xmlthresh.tracking.store import TrackingStoreError, retry_when_locked
 
@@ -28,13 +29,13 @@ RACER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     import mlflow
-    from xmlthresh.tracking.mlflow_runs import tracked_run
+    from xmlthresh.tracking.record import tracked_run
     uri, barrier, n = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
     (barrier / f"ready-{sys.argv[4]}").touch()
     deadline = time.time() + 120
     while len(list(barrier.glob("ready-*"))) < n and time.time() < deadline:
         time.sleep(0.005)
-    with tracked_run(True, uri, "race") as tracker:
+    with tracked_run(True, uri, "race", run_dir=barrier / f"run-{sys.argv[4]}", sync="foreground") as tracker:
         tracker.log_metrics({"x": 1.0})
 """)
 
@@ -44,7 +45,8 @@ RACE_ROUNDS = int(os.environ.get("XMLTHRESH_RACE_ROUNDS", "1"))
 
 def _race(uri: str, barrier: Path, n: int = 3) -> list[subprocess.CompletedProcess]:
     """``n`` processes that open the store ``uri`` at the same moment (a file barrier in ``barrier``)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "XMLTHRESH_HOME": str(barrier)}  # the runs' pending markers
     barrier.mkdir(parents=True)
     procs = [subprocess.Popen([sys.executable, "-c", RACER, uri, str(barrier), str(n), str(k)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(n)]
@@ -115,12 +117,12 @@ def _garbage(tmp_path: Path) -> Path:
     (lambda tmp: f"http://127.0.0.1:{_free_port()}", r"tracking server http://127.0.0.1:\d+ is not reachable "
                                                      r"\(.*refused\).*tracking.enabled=false"),
 ])
-def test_a_store_that_cannot_be_used_is_one_error_naming_it_within_seconds(tmp_path, make_uri, message):
+def test_a_store_that_cannot_be_used_is_one_error_naming_it_within_seconds(tmp_path, isolated_home, make_uri, message):
     """MLflow retried these for ~115 s (sqlite) or minutes (server) before a traceback."""
     uri = make_uri(tmp_path)
     started = time.monotonic()
     with pytest.raises(TrackingStoreError, match=message) as info:
-        with tracking.tracked_run(True, uri, "bad"):
+        with tracked_run(True, uri, "bad", sync="foreground"):
             pass
     assert time.monotonic() - started < 10
     assert uri in str(info.value) or uri.replace("sqlite:///", "") in str(info.value)
@@ -138,7 +140,7 @@ def test_a_read_only_store_file_is_one_error(tmp_path, monkeypatch):
 
 
 def test_tracking_disabled_needs_no_store():
-    with tracking.tracked_run(False, "http://127.0.0.1:9", "x") as tracker:
+    with tracked_run(False, "http://127.0.0.1:9", "x") as tracker:
         tracker.log_metrics({"x": 1.0})
     assert tracker.run_id is None
 

@@ -37,7 +37,7 @@ from sklearn.metrics import make_scorer
 from sklearn.model_selection import KFold, check_cv
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
+from sklearn.utils.validation import check_is_fitted, indexable
 
 from xmlthresh.api import fit_thresholds, make_strategy
 from xmlthresh.metrics import f_macro_score
@@ -46,6 +46,20 @@ from xmlthresh.validation import InputError, check_labels
 
 RESPONSE_METHODS = ("auto", "decision_function", "predict_proba")
 
+
+
+def _n_samples(X: Any) -> int:
+    """The number of samples of ``X`` (an array, a sparse matrix, a DataFrame, an array-like or a list of
+    samples)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) > 0:
+        return int(shape[0])
+    if hasattr(X, "__array__"):
+        return int(np.asarray(X).shape[0])
+    try:
+        return len(X)
+    except TypeError:
+        raise TypeError(f"expected a sequence of samples or an array, got {type(X).__name__}") from None
 
 def f_macro_scorer(beta: float = 1.0):
     """A scorer for ``GridSearchCV`` / ``cross_validate``: F-macro of ``predict`` (labels without relevant
@@ -97,7 +111,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if y is None:
             raise ValueError("ThresholdClassifier requires y to be passed, but the target y is None")
         X, Y = indexable(X, y)
-        labels = _check_targets(Y, _num_samples(X))
+        labels = _check_targets(Y, _n_samples(X))
         if isinstance(self.cv, str) and self.cv == "prefit":
             try:
                 check_is_fitted(self.estimator)
@@ -141,7 +155,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray | sp.csr_matrix:
         """0/1 predictions (samples x labels): dense with Y's dtype, or CSR when Y was sparse."""
         check_is_fitted(self, "result_")
-        scores = _response(self.estimator_, X, self.response_method, (_num_samples(X), len(self.classes_)))
+        scores = _response(self.estimator_, X, self.response_method, (_n_samples(X), len(self.classes_)))
         pred = self.result_.predict(scores)
         if self._sparse_output:
             return pred.astype(self._output_dtype)

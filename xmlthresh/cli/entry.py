@@ -31,7 +31,8 @@ def main() -> None:
 
     ``xmlthresh list`` lists every option of every group and the plugins (read from the option folders:
     nothing heavy is imported); ``xmlthresh list --check`` also imports the plugins and every registered class;
-    ``xmlthresh explain <overrides>`` spells out a small threshold problem (:mod:`xmlthresh.cli.explain`).
+    ``xmlthresh explain <overrides>`` spells out a small threshold problem (:mod:`xmlthresh.cli.explain`);
+    ``xmlthresh sync [--wait]`` sends the run records not yet in MLflow (:mod:`xmlthresh.tracking.sync`).
     """
     if sys.argv[1:] in (["--help"], ["-h"]):
         print(help_text())
@@ -40,6 +41,13 @@ def main() -> None:
         from xmlthresh.cli.explain import main as explain
 
         code = explain(sys.argv[2:])
+        if code:
+            sys.exit(code)
+        return
+    if sys.argv[1:2] == ["sync"]:
+        from xmlthresh.tracking.sync import command as sync
+
+        code = sync(sys.argv[2:])
         if code:
             sys.exit(code)
         return
@@ -164,6 +172,7 @@ def help_text() -> str:
     for command, what in EXAMPLES:
         lines += [f"  {command}", f"      {what}"]
     lines += ["", "xmlthresh list: the options and the plugins; xmlthresh explain dataset=...: a small threshold "
-              "problem spelled out; xmlthresh --hydra-help: Hydra's own flags.",
+              "problem spelled out; xmlthresh sync [--wait]: send the runs not yet in MLflow (a single run's go in "
+              "the background); xmlthresh --hydra-help: Hydra's own flags.",
               'Shell completion (bash; zsh after bashcompinit): eval "$(xmlthresh -sc install=bash)"']
     return "\n".join(lines)

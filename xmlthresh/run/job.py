@@ -16,9 +16,10 @@ from xmlthresh import __version__
 from xmlthresh._util.files import write_json_atomic
 from xmlthresh.config import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
 from xmlthresh._util.registry import ConfigError
-from xmlthresh.run.sweep import mark_resumed, parent_run_id
-from xmlthresh.tracking.mlflow_runs import (CONFIG_HASH_TAG, OVERRIDES_TAG, config_hash, finished_run_with_hash, flatten, git_commit,
-                       numeric_metrics, read_sweep_store, tracked_run)
+from xmlthresh.run.sweep import mark_resumed, parent_run_id, resumable_run
+from xmlthresh.tracking.mlflow_runs import (CONFIG_HASH_TAG, OVERRIDES_TAG, config_hash, flatten, git_commit,
+                                            numeric_metrics, read_sweep_store)
+from xmlthresh.tracking.record import SYNC_MODES, tracked_run
 
 log = logging.getLogger(__name__)
 
@@ -47,13 +48,14 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
     experiment = str(tracking.get("experiment", "xmlthresh"))
     digest = config_hash(cfg)
     if context.get("multirun") and enabled and not cfg.get("force", False):
-        done = finished_run_with_hash(tracking.get("uri"), experiment, digest)
-        resumed = _resumed(done, run_dir, context, tracking.get("uri")) if done is not None else None
+        done = resumable_run(context["sweep_dir"], digest)
+        resumed = _resumed(done, run_dir, context, tracking.get("uri"), cfg, task) if done is not None else None
         if resumed is not None:
             return resumed
     parent = parent_run_id(context["sweep_dir"]) if context.get("multirun") else None
     # the store, experiment and commit the sweep's launcher found once (None outside a tracked sweep)
     sweep_store = read_sweep_store(str(context["sweep_dir"])) if context.get("multirun") else None
+    sync = "deferred" if context.get("multirun") else sync_mode(tracking)
 
     with tracked_run(
         enabled=enabled,
@@ -66,6 +68,8 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
               **({OVERRIDES_TAG: context["overrides"][:5000]} if context.get("overrides") else {})},
         failure_params=config_params(cfg, task),
         sweep=sweep_store,
+        run_dir=run_dir,
+        sync=sync,
     ) as tracker:
         if resolved_yaml:
             tracker.log_text(resolved_yaml, "config.yaml")
@@ -90,7 +94,22 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
         tracker.log_artifact(result_path)
         for path in drawn:
             tracker.log_artifact(path)
+    if tracker.run_id:  # sent to MLflow before returning (tracking.sync=foreground)
+        result = {**result, "mlflow_run_id": tracker.run_id}
+    elif enabled:
+        result = {**result, "tracking_sync": sync}
     return result
+
+
+def sync_mode(tracking: Mapping[str, Any]) -> str:
+    """``tracking.sync`` of a single run (see :data:`xmlthresh.tracking.record.SYNC_MODES`); for a config
+    without the key, ``$XMLTHRESH_TRACKING_SYNC`` or ``background``, as the packaged config says."""
+    import os
+
+    mode = str(tracking.get("sync") or os.environ.get("XMLTHRESH_TRACKING_SYNC", "background"))
+    if mode not in SYNC_MODES:
+        raise ConfigError(f"tracking.sync must be one of {', '.join(SYNC_MODES)}, got {mode!r}")
+    return mode
 
 
 def config_params(cfg: Mapping[str, Any], task: str) -> dict[str, Any]:
@@ -165,26 +184,35 @@ def _parallelism(context: Mapping[str, Any]) -> dict[str, Any]:
             "launcher": context.get("launcher", "none")}
 
 
-def _resumed(run_id: str, run_dir: Path, context: Mapping[str, Any], uri: str | None) -> dict[str, Any] | None:
-    """A sweep job that already finished in an earlier sweep: copy its result instead of running it
-    (None when the earlier result cannot be read: then the job runs again)."""
+def _resumed(done: Any, run_dir: Path, context: Mapping[str, Any], uri: str | None, cfg: Mapping[str, Any],
+             task: str) -> dict[str, Any] | None:
+    """A sweep job that already finished in an earlier sweep (``done``: a
+    :class:`~xmlthresh.tracking.mlflow_runs.FinishedRun`): copy its result instead of running it, and record
+    the job as a child run that reuses it (the sweep's launcher sends it with the others). None when the
+    earlier result cannot be read: then the job runs again."""
     import json
 
-    from xmlthresh.tracking.mlflow_runs import download_result, log_reused_run
+    from xmlthresh.tracking.mlflow_runs import copy_result
 
     try:
-        local = download_result(run_id, run_dir, uri)
+        local = copy_result(done, run_dir, uri)
+        earlier = json.loads(Path(local).read_text())
     except Exception as exc:  # artifacts deleted or store moved: recompute rather than fail
-        log.warning("run %s finished but its result.json is unreadable (%s); running the job again", run_id, exc)
+        log.warning("run %s finished but its result.json is unreadable (%s); running the job again", done.run_id, exc)
         return None
-    result = {**json.loads(Path(local).read_text()), "resumed_from": run_id, "run_dir": str(run_dir)}
+    result = {**earlier, "resumed_from": done.run_id, "run_dir": str(run_dir)}
     write_json_atomic(run_dir / "result.json", result)
-    # the job is a child of this sweep like any other, pointing to the run it reuses (report: reused)
-    child = log_reused_run(uri, run_id, parent_run_id(context["sweep_dir"]), files=[run_dir / "result.json"],
-                           extra_tags={OVERRIDES_TAG: context["overrides"]} if context.get("overrides") else None)
-    mark_resumed(context["sweep_dir"], int(context.get("job_num", 0)), run_id)
-    log.info("already finished as run %s, reused as run %s (force=true runs it again)", run_id, child)
-    return {**result, "reused_as": child}
+    sweep_dir = context["sweep_dir"]
+    tracking = cfg.get("tracking", {}) or {}
+    tags = {OVERRIDES_TAG: context["overrides"][:5000]} if context.get("overrides") else {}
+    with tracked_run(True, uri, str(tracking.get("experiment", "xmlthresh")), run_name=_run_name(cfg, task),
+                     parent_run_id=parent_run_id(sweep_dir), tags=tags, sweep=read_sweep_store(str(sweep_dir)),
+                     run_dir=run_dir, sync="deferred") as tracker:
+        tracker.record["reused_run_id"] = done.run_id
+        tracker.log_artifact(run_dir / "result.json")
+    mark_resumed(sweep_dir, int(context.get("job_num", 0)), done.run_id)
+    log.info("already finished as run %s, reused (force=true runs it again)", done.run_id)
+    return result
 
 
 def summary(result: Mapping[str, Any]) -> str:
@@ -222,6 +250,10 @@ def summary(result: Mapping[str, Any]) -> str:
         lines.append(f"  ranker {result['ranker']}{cache}{': ' + quality if quality else ''}")
     lines.append(f"  fit {1e3 * result['fit_seconds']:.1f} ms, load {result['load_seconds']:.3f} s")
     lines.append(f"  result: {Path(result['run_dir']) / 'result.json'}")
-    if result.get("mlflow_run_id"):
+    if result.get("mlflow_run_id") and not result.get("resumed_from"):
         lines.append(f"  mlflow run: {result['mlflow_run_id']}")
+    elif result.get("tracking_sync") == "background":
+        lines.append("  mlflow: sending in the background (xmlthresh sync --wait waits for it)")
+    elif result.get("tracking_sync") == "off":
+        lines.append("  mlflow: not sent (tracking.sync=off): xmlthresh sync sends it")
     return "\n".join(lines)

@@ -1,17 +1,22 @@
 """Sweeps (Hydra multirun) in MLflow: one parent run per sweep, one child run per job, resume.
 
-:class:`MlflowSweepCallback` runs in the launching process. Before any job starts it creates the store, the
-experiment and the parent run, and writes the parent's id to ``<sweep dir>/mlflow_parent_run_id`` -- every
-job, in whatever worker process, reads it from there and logs its run as a child. When the sweep ends, the
-parent records how many children there are, how many ran and finished, failed or were skipped, and how many
-jobs were resumed (already finished in an earlier sweep: a job whose configuration hash matches a FINISHED
-run is not run again unless ``force=true``; it still gets a child run, a copy of the run it reuses tagged
-``xmlthresh.reused_run_id``, so the sweep and its report keep every job). A sweep with a failed job ends
-FAILED and the command exits with code 1.
+:class:`MlflowSweepCallback` runs in the launching process, the only one of a sweep that imports mlflow.
+Before any job starts it sends records left pending by earlier commands, ends parent runs whose process is
+gone, creates the store, the experiment and the parent run, writes the parent's id to
+``<sweep dir>/mlflow_parent_run_id`` and the finished runs the jobs may resume to ``<sweep dir>/resume.json``
+(by config hash). Every job, in whatever worker process, only writes its local run record
+(:mod:`xmlthresh.tracking.record`). When the jobs are done the launcher sends all records of the sweep as
+child runs of the parent, and the parent records how many children there are, how many ran and finished,
+failed or were skipped, and how many jobs were resumed (already finished in an earlier sweep: a job whose
+configuration hash matches a FINISHED run is not run again unless ``force=true``; it still gets a child
+run, a copy of the run it reuses tagged ``xmlthresh.reused_run_id``, so the sweep and its report keep
+every job). A sweep with a failed job ends FAILED and the command exits with code 1.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import sys
 from pathlib import Path
@@ -22,14 +27,15 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from xmlthresh._util.files import write_text_atomic
-from xmlthresh.tracking.mlflow_runs import (default_tracking_uri, finish_sweep_parent, log_files_to_run, mark_dead_runs,
-                       start_sweep_parent, sweep_children)
+from xmlthresh.tracking.mlflow_runs import default_tracking_uri
 from xmlthresh.tracking.store import TrackingStoreError
 
 log = logging.getLogger(__name__)
 
 PARENT_FILE = "mlflow_parent_run_id"
 RESUMED_DIR = "resumed"
+#: the finished runs a sweep's jobs may resume, by config hash (written by the launcher)
+RESUME_FILE = "resume.json"
 
 #: failures of the last sweep finished in this process (read by the CLI to set the exit code)
 last_sweep_failures = 0
@@ -39,6 +45,23 @@ def parent_run_id(sweep_dir: str | Path) -> str | None:
     """The sweep's parent run id, when the callback created one."""
     path = Path(sweep_dir) / PARENT_FILE
     return path.read_text().strip() if path.is_file() else None
+
+
+def resumable_run(sweep_dir: str | Path, digest: str) -> Any:
+    """The FINISHED run (:class:`~xmlthresh.tracking.mlflow_runs.FinishedRun`) with config hash ``digest`` that
+    the sweep's launcher found, or None."""
+    from xmlthresh.tracking.mlflow_runs import FinishedRun
+
+    found = _resume_map(str(sweep_dir)).get(digest)
+    return FinishedRun(*found) if found else None
+
+
+@functools.lru_cache(maxsize=8)
+def _resume_map(sweep_dir: str) -> dict[str, list[str]]:
+    try:
+        return json.loads((Path(sweep_dir) / RESUME_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def mark_resumed(sweep_dir: str | Path, job_num: int, run_id: str) -> None:
@@ -64,18 +87,23 @@ class MlflowSweepCallback(Callback):
         launcher = OmegaConf.select(config, "hydra.launcher._target_", default="?")
         experiment = tracking.get("experiment", "xmlthresh")
         try:
+            from xmlthresh.tracking.mlflow_runs import finished_runs_by_hash, mark_dead_runs, start_sweep_parent
+
+            send_left_over_records(uri)
             dead = mark_dead_runs(uri, experiment)
             if dead:
                 log.warning("marked %d run(s) KILLED whose process is gone (killed in an earlier sweep?): %s",
                             len(dead), ", ".join(dead))
+            resumable = finished_runs_by_hash(uri, experiment)
             parent = start_sweep_parent(uri, experiment, sweep_dir, arguments, launcher)
         except TrackingStoreError as exc:
             # Hydra turns a callback's exception into a warning and launches every job anyway (each failing
             # on the same store): stop the sweep here with the one line (SystemExit passes Hydra's handler)
             print(f"xmlthresh: error: {exc}", file=sys.stderr)
             raise SystemExit(1) from None
+        write_text_atomic(sweep_dir / RESUME_FILE, json.dumps({k: list(v) for k, v in resumable.items()}) + "\n")
         write_text_atomic(sweep_dir / PARENT_FILE, parent + "\n")
-        _open_sweep = (uri, parent)
+        _open_sweep = (uri, parent, sweep_dir)
         log.info("sweep parent run %s in %s", parent, uri)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
@@ -88,7 +116,9 @@ class MlflowSweepCallback(Callback):
         if not tracking.get("enabled", True) or parent is None:
             return
         uri = tracking.get("uri")
-        counts = _counts(uri, parent)
+        from xmlthresh.tracking.mlflow_runs import finish_sweep_parent
+
+        counts = send_sweep_records(sweep_dir, parent)
         failed = counts["n_failed"]
         finish_sweep_parent(uri, parent, counts, failed=bool(failed))
         _open_sweep = None
@@ -118,6 +148,8 @@ class MlflowSweepCallback(Callback):
             study_paths = write_study_report(str(study), sweep_dir)
             print(study_paths["markdown"].read_text())
             paths.update({f"{study}_{key}": value for key, value in study_paths.items()})
+        from xmlthresh.tracking.mlflow_runs import log_files_to_run
+
         log_files_to_run(tracking.get("uri"), parent, paths.values())
         print(paths["markdown"].read_text())
         print(f"report: {paths['html']}")
@@ -139,18 +171,51 @@ def stop_joblib_workers() -> None:
         log.warning("could not stop the joblib workers: %s", problem)
 
 
-def _counts(uri: str | None, parent: str) -> dict[str, int]:
-    """The parent's metrics: its children, and of the jobs that ran how many finished, failed or skipped, and
-    how many were resumed (reused children)."""
-    children = sweep_children(uri, parent)
-    ran = [child for child in children if not child.reused]
-    statuses = [child.status for child in ran]
-    return {"n_children": len(children), "n_finished": statuses.count("FINISHED"), "n_failed": statuses.count("FAILED"),
-            "n_skipped": sum(child.skipped for child in ran), "n_resumed": sum(child.reused for child in children)}
+def send_left_over_records(uri: str) -> None:
+    """Send the records earlier commands left pending for the store ``uri`` (a background syncer that did
+    not finish, a killed sweep), so that a resumed sweep sees their runs; records of other stores wait for
+    ``xmlthresh sync``."""
+    from xmlthresh.tracking.record import pending_records, read_record
+    from xmlthresh.tracking.sync import sync_records
+
+    mine = []
+    for path in pending_records():
+        try:
+            if read_record(path)["uri"] == uri:
+                mine.append(path)
+        except ValueError:
+            continue
+    if mine:
+        log.info("sending %d run record(s) left pending by earlier commands", len(mine))
+        _, problems = sync_records(mine, wait=False)
+        for path, problem in problems:
+            log.warning("left pending: %s (%s)", path, problem)
 
 
-#: (store, parent run id) of the sweep started in this process and not yet ended by ``on_multirun_end``
-_open_sweep: tuple[str, str] | None = None
+def send_sweep_records(sweep_dir: Path, parent: str) -> dict[str, int]:
+    """Send the run records of the sweep's jobs to MLflow as children of ``parent`` and return the parent's
+    counts: its children, and of the jobs that ran how many finished, failed or skipped, and how many were
+    resumed (reused children). A record that cannot be sent stays pending (``xmlthresh sync``) and is
+    counted as it is."""
+    from xmlthresh.tracking.record import RECORD_FILE
+    from xmlthresh.tracking.sync import sync_records
+
+    paths = sorted(Path(sweep_dir).glob(f"*/{RECORD_FILE}"))
+    if len(paths) > 20:
+        print(f"xmlthresh: sending {len(paths)} runs to MLflow", file=sys.stderr, flush=True)
+    records, problems = sync_records(paths, parent_run_id=parent)
+    for path, problem in problems:
+        log.warning("run record %s not sent (xmlthresh sync sends it later): %s", path, problem)
+    ran = [record for record in records if not record.get("reused_run_id")]
+    statuses = [record["status"] for record in ran]
+    return {"n_children": len(records), "n_finished": statuses.count("FINISHED"),
+            "n_failed": statuses.count("FAILED") + statuses.count("KILLED"),
+            "n_skipped": sum("skipped" in record["tags"] for record in ran),
+            "n_resumed": len(records) - len(ran), "n_unsent": len(problems)}
+
+
+#: (store, parent run id, sweep dir) of the sweep started in this process and not yet ended by ``on_multirun_end``
+_open_sweep: tuple[str, str, Path] | None = None
 
 
 def close_unfinished_sweep(exc: BaseException) -> None:
@@ -165,14 +230,17 @@ def close_unfinished_sweep(exc: BaseException) -> None:
     stop_joblib_workers()
     if _open_sweep is None:
         return
-    uri, parent = _open_sweep
+    uri, parent, sweep_dir = _open_sweep
     _open_sweep = None
     cause = exc.__context__ if isinstance(exc, SystemExit) and exc.__context__ is not None else exc
     interrupted = isinstance(cause, KeyboardInterrupt)
     # Hydra's composition errors end with the config search path: the user's problem is in the part before
     error = "interrupted" if interrupted else f"{type(cause).__name__}: {cause}".split("\nConfig search path:")[0]
     try:
-        finish_sweep_parent(uri, parent, _counts(uri, parent), failed=True, error=f"the sweep stopped: {error}",
+        from xmlthresh.tracking.mlflow_runs import finish_sweep_parent
+
+        counts = send_sweep_records(sweep_dir, parent)
+        finish_sweep_parent(uri, parent, counts, failed=True, error=f"the sweep stopped: {error}",
                             status="KILLED" if interrupted else "FAILED")
     except Exception as problem:  # never hide the sweep's own error
         log.warning("could not end the sweep's parent run %s: %s", parent, problem)
