@@ -1,7 +1,8 @@
 """Scores -> calibrated probabilities eta_k(s) ~ P(y_k = 1 | score s), per label, shrunk towards a pooled fit.
 
-The population-optimal F-macro classifier thresholds the posterior eta_k(x) (theory.md section 6); a
-ranker's scores become estimates of it through a monotone map fitted on a labelled split:
+The population-optimal F-macro classifier thresholds the posterior eta_k(x)
+(docs/theory.md#thresholding-the-posterior); a ranker's scores become estimates of it through a monotone map
+fitted on a labelled split:
 
 * ``isotonic`` -- per label, the isotonic (pool-adjacent-violators) regression of y on the score: a
   non-decreasing step function;

@@ -1,4 +1,4 @@
-"""``linearization_region``: Algorithm 2 of theory.md section 2 -- the error region of the linearisation.
+"""``linearization_region``: Algorithm 2 (docs/theory.md#error-region) -- the error region of the linearisation.
 
 On the uniform (grid+1) x (grid+1) grid of (P0, R0) in [0, 1]^2 (rows: P0 = i/grid outer, R0 = j/grid
 inner, the layout of the reference program's ``result_<data>_<...>_KxK.txt``) each grid point gets
