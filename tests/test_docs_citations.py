@@ -23,6 +23,8 @@ PAGE = "theory" + ".md"  # spelled in two parts so that this file's own patterns
 CITATION = re.compile(r"(?:docs/)?" + re.escape(PAGE) + r"#([\w-]+)")
 ANY_MENTION = re.compile(r"(\S*)" + re.escape(PAGE) + r"(#[\w-]+)?")
 SHARED = re.compile(r"shared/docs\b")
+#: a section number of some copy of the theory ("theory section 2", "theory sec. 2"), not a section of the page
+NUMBERED = re.compile(r"\btheory\s+(?:section|sec\.?)\s*\d", re.IGNORECASE)
 LOCAL_LINK = re.compile(r"\]\(#([\w-]+)\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -95,6 +97,8 @@ def test_anchors_skip_code_and_number_repeats():
 def test_citation_pattern():
     cited = "see docs/" + PAGE + "#error-region and " + PAGE + "#ties; not " + PAGE + " alone"
     assert [m.group(1) for m in CITATION.finditer(cited)] == ["error-region", "ties"]
+    assert NUMBERED.search("its linearisation (theory section 2)") and NUMBERED.search("Theory sec. 6")
+    assert not NUMBERED.search("the theory of section 2") and not NUMBERED.search("reference work, section 1.3")
 
 
 # ---------------------------------------------------------------------- the citations
@@ -126,9 +130,10 @@ def test_code_cites_the_page_by_path_and_section():
         if path.suffix not in CODE_SUFFIXES or path == SELF:
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-            for match in ANY_MENTION.finditer(line):
-                if not match.group(1).endswith("docs/") or match.group(2) is None:
-                    loose.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+            loose += [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for match in ANY_MENTION.finditer(line)
+                      if not match.group(1).endswith("docs/") or match.group(2) is None]
+            if NUMBERED.search(line):
+                loose.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not loose, "cite docs/theory.md#<section>:\n" + "\n".join(loose)
 
 
