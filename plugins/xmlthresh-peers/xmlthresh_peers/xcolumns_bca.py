@@ -121,9 +121,9 @@ class XColumnsBlockCoordinate(XColumnsStrategy):
         t = dF/dR / (dF/dP + dF/dR) at the expected (P, R) of BCA's best response to t. That map is
         non-increasing in t (more weight on recall -> more recall, less precision), so plain iteration
         oscillates and bisection converges (docs/theory.md#fixed-points-of-the-map-v). Each round runs at most
-        ``round_max_iter`` BCA passes, warm-started from the previous round's predictions: BCA on the linearised objective
-        rarely meets ``tolerance`` (its precision terms keep trading single documents), so rounds of
-        ``max_iter`` passes each took ~25 passes on average (346 passes, 33 s CPU, at 1500 documents x 20,000
+        ``round_max_iter`` BCA passes, warm-started from the previous round's predictions: BCA on the
+        linearised objective rarely meets ``tolerance`` (its precision terms keep trading single documents), so
+        rounds of ``max_iter`` passes each took ~25 passes on average (346 passes at 1500 documents x 20,000
         labels, against 2 passes for macro-F); the bound is ``max_outer * round_max_iter`` passes."""
         beta = float(self.beta)
         pred = _above_half(eta)
