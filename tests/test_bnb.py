@@ -186,9 +186,10 @@ def espgame(real_data):
 @pytest.mark.parametrize(
     "beta, optimum",
     [
-        (1.0, 0.5685122),  # theory.md section 4: the sweep's state is optimal
+        (1.0, 0.5685122),  # docs/theory.md#reference-numbers: the sweep's state is optimal
         (0.5, 0.617180),
-        # theory.md lists 0.751677, the sweep's best state (gap 7e-6 to its hull bound); the optimum is higher
+        # docs/theory.md#reference-numbers: the plain sweep's best state is 0.751677 (gap 7e-6 to its hull bound);
+        # the proved optimum is higher
         (4.0, 0.7516782),
     ],
 )

@@ -1,4 +1,4 @@
-"""Candidate cuts: the conventions of theory.md section 1, each explicit."""
+"""Candidate cuts: the conventions of docs/theory.md#conventions, each explicit."""
 
 from __future__ import annotations
 
@@ -49,5 +49,6 @@ def test_espgame_candidate_count(real_data):
     from xmlthresh.data.ranked_list_format import read_ranked_lists
 
     lists = read_ranked_lists(real_data / "berger" / "ESPGameNN.txt", num_docs=2080)
-    assert build_candidates(lists, pareto=False).n_candidates == 9774  # theory.md: 557,708 -> 9,774
+    # docs/theory.md#pareto-reduction: 557,708 list positions -> 9,774 candidates
+    assert build_candidates(lists, pareto=False).n_candidates == 9774
     assert build_candidates(lists, pareto=True).n_candidates < 9774

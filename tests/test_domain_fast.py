@@ -1,5 +1,5 @@
-"""``domain_fast`` (Algorithm 4, theory.md section 2): directions, the fixed tie defect, bounds against brute
-force and the exact sweep, monotone improvement with n_angles, the reference numbers and hull file."""
+"""``domain_fast`` (Algorithm 4, docs/theory.md#fast-domain-analysis): directions, the fixed tie defect, bounds
+against brute force and the exact sweep, monotone improvement with n_angles, the reference numbers and hull file."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def test_nested_fans_improve_monotonically(instance):
     assert lowers[-1] <= exact.f_macro_ + TOL and uppers[-1] >= exact.upper_bound_ - TOL
 
 
-# ------------------------------------------------------------------ real data (theory.md section 4)
+# ------------------------------------------------------------------ real data (docs/theory.md#reference-numbers)
 @pytest.fixture
 def espgame(real_data):
     return DATASETS.get("ranked_lists")(path="berger/ESPGameNN.txt", num_docs=2080, name="espgame").load()

@@ -1,4 +1,4 @@
-"""``linearization`` (Algorithm 1) and ``linearization_region`` (Algorithm 2), theory.md section 2.
+"""``linearization`` (Algorithm 1) and ``linearization_region`` (Algorithm 2), docs/theory.md#linearisation.
 
 Reference grids of the original program (every K), acceptance numbers on ESP Game and Example, properties
 against brute force and ``domain`` on random small instances, per-position oracles, parameter validation.
@@ -138,7 +138,8 @@ def test_example_like_returns_the_best_point_of_the_jump():
 
 
 def test_counterexample_fixed_point_is_the_global_optimum():
-    # theory.md: coordinate ascent can stop at 0.75; the optimum 0.7895 is at cuts (1, 3)
+    # docs/theory.md#two-label-counterexample: coordinate ascent can stop at 0.75; the optimum 0.7895 is at
+    # cuts (1, 3)
     lists = RankedLists.from_relevance_lists([[1, 0, 0, 1], [1, 0, 1, 0]], [2, 2], num_docs=4)
     model = fit("linearization", lists)
     truth = brute_force(lists)["f_macro"]

@@ -1,4 +1,5 @@
-"""The reference numbers of theory.md section 4 on the published ranked lists (needs $XMLTHRESH_DATA)."""
+"""The reference numbers (docs/theory.md#reference-numbers) on the published ranked lists (needs
+$XMLTHRESH_DATA)."""
 
 from __future__ import annotations
 

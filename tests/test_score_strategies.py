@@ -53,6 +53,13 @@ def test_rcut_on_sparse_scores_gives_only_scored_labels():
     assert predicted.sum() == per_doc.sum()
 
 
+def test_rcut_on_sparse_scores_without_a_stored_entry_predicts_nothing():
+    split = ScoredSplit(sp.csr_matrix((3, 2)), np.array([[1, 0], [0, 1], [1, 1]], dtype=bool))
+    model = STRATEGIES.get("rcut")().fit_scores(split)
+    tp, predicted = model.counts(split)
+    assert predicted.sum() == 0 and tp.sum() == 0 and model.f_macro_ == 0.0
+
+
 def test_pcut_matches_naive_proportional_cut():
     fit, test = scored(2), scored(3, m=200)
     model = STRATEGIES.get("pcut")().fit_scores(fit)

@@ -1,4 +1,5 @@
-"""Deterministic checks of the strategies on hand-made instances with known answers (theory.md)."""
+"""Deterministic checks of the strategies on hand-made instances with known answers
+(e.g. docs/theory.md#two-label-counterexample)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from xmlthresh.strategies import STRATEGIES
 
 
 def two_label_counterexample() -> RankedLists:
-    # theory.md: c1 = 1,0,0,1 and c2 = 1,0,1,0 (4 documents): coordinate-wise maximum 0.75 at cuts (4, 1),
-    # global optimum 0.7895 at cuts (1, 3).
+    # docs/theory.md#two-label-counterexample: c1 = 1,0,0,1 and c2 = 1,0,1,0 (4 documents): coordinate-wise
+    # maximum 0.75 at cuts (4, 1), global optimum 0.7895 at cuts (1, 3).
     return RankedLists.from_relevance_lists([[1, 0, 0, 1], [1, 0, 1, 0]], [2, 2], num_docs=4)
 
 

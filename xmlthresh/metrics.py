@@ -2,7 +2,7 @@
 
 All functions take per-label counts (true positives ``tp``, predicted documents ``cut``, relevant
 documents ``n_relevant`` = s_k) so that the same code scores ranked lists and score matrices.
-Conventions (theory.md section 1): precision of an empty prediction (cut = 0) is 0; F_beta(0, 0) = 0;
+Conventions (docs/theory.md#conventions): precision of an empty prediction (cut = 0) is 0; F_beta(0, 0) = 0;
 labels with s_k = 0 are excluded from every average (callers drop them, ``evaluate`` checks it).
 
 The bottom layer of the package: it imports nothing of xmlthresh but the input checks. The same metrics of a

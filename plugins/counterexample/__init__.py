@@ -1,4 +1,5 @@
-"""Example folder plugin: the two-label counterexample of theory.md as a data set (``dataset=counterexample``).
+"""Example folder plugin: the two-label counterexample (docs/theory.md#two-label-counterexample) as a data set
+(``dataset=counterexample``).
 
 Two labels over 4 documents, c1 = 1,0,0,1 and c2 = 1,0,1,0: cuts (4, 1) are a coordinate-wise maximum of
 F-macro (0.7500) while the global optimum is 0.7895 at cuts (1, 3): ``xmlthresh explain dataset=counterexample

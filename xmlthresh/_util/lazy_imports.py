@@ -1,6 +1,6 @@
 """Modules imported when first used, not when the importing module is (``sp = lazy_module("scipy.sparse")``).
 
-Why: ``scipy.sparse`` costs about 0.15 s of CPU to import (its array-API layer imports numpy.f2py), and the
+Why: ``scipy.sparse`` is slow to import (its array-API layer imports numpy.f2py), and the
 modules that handle score matrices import it at the top; a run on ranked lists (ESP Game, WikiLSHTC) never
 touches a sparse matrix but paid for it on every command. :func:`lazy_module` is the standard library's
 ``importlib.util.LazyLoader`` recipe: the module object is registered at once, its code runs on the first

@@ -1,4 +1,4 @@
-"""Candidate thresholds of every label after the exact Pareto reduction (theory.md section 1).
+"""Candidate thresholds of every label after the exact Pareto reduction (docs/theory.md#pareto-reduction).
 
 F-macro increases in every p_k and r_k, so for a fixed number of true positives the smallest cut is best:
 the only useful cuts of label k are "just after its j-th relevant document" (j = 1..h_k) and, when allowed

@@ -62,7 +62,7 @@ def download(url: str, target: Path, sha256: str, timeout: float = 60.0) -> None
     """Download ``url`` to ``target`` atomically; raise ValueError on a checksum mismatch."""
     log.info("downloading %s -> %s", url, target)
     digest = hashlib.sha256()
-    import urllib.request  # only when downloading: 30 ms to import
+    import urllib.request  # only when downloading: slow to import, and most runs never download
 
     with atomic_output(target) as out, urllib.request.urlopen(url, timeout=timeout) as response:
         total = int(response.headers.get("Content-Length") or 0)

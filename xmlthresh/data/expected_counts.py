@@ -2,7 +2,7 @@
 
 For label k and a set D of scored documents with (calibrated) probabilities eta_k(x), the rule "predict
 the documents with score >= t" has E tp_k(t) = sum of eta over the documents scored >= t, E pred_k(t) =
-their number, and E pos_k = sum of eta over all of D (theory.md section 6). These curves need no labels
+their number, and E pos_k = sum of eta over all of D (docs/theory.md#plug-in-estimate). These curves need no labels
 on D. Their candidates, one per distinct score (ties: a cut falls only between distinct scores), are a
 :class:`~xmlthresh.data.candidates.Candidates` set with fractional ``tp`` and ``n_relevant``, so the exact
 domain sweep, the precision floor and every other optimiser run on them unchanged.

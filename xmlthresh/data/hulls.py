@@ -156,7 +156,7 @@ def chain_edges(chain_ptr, chain, tp, cut, n_relevant, precision, recall, exact)
 def _stable_sort_by_dr_dp(order, start, stop, dr, dp, scratch):
     """Sort ``order[start:stop]`` in place by (dr, dp) of its edges, stably (equal edges keep their order):
     a bottom-up merge sort through ``scratch``. Written out rather than ``np.argsort(kind="mergesort")``,
-    whose generic implementation took 8 s of the first run's compilation (the results are the same)."""
+    whose generic implementation dominated the first run's numba compilation (the results are the same)."""
     width = 1
     n = stop - start
     source, target = order, scratch

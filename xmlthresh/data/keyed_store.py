@@ -21,8 +21,8 @@ behind when a write fails, keys by argument hashes (a changed source would add a
 pickles (code runs on load) and fails on an unwritable cache directory. An entry is one file: a magic line,
 the header (JSON: key, source stamps, the caller's metadata, each array's dtype, shape, offset and CRC-32),
 then the raw arrays, 64-byte aligned, read straight into preallocated arrays (no pickle, no zip layer, one
-copy). Reading the 9 MB of WikiLSHTC arrays takes ~3-6 ms (the former ``.npz`` entries: ~13 ms; ``joblib.load``
-~2 ms, the difference is the CRC pass); ``benchmarks/cache_hits.py`` times whole hits.
+copy). Reading an entry is faster than the former ``.npz`` entries and about as fast as ``joblib.load`` (the
+difference is the CRC pass); ``benchmarks/cache_hits.py`` times whole hits.
 """
 
 from __future__ import annotations

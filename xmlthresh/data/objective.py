@@ -2,8 +2,9 @@
 
 The empirical optimum of F-macro drifts to the ends of the PR curves -- precision 1 from the top one or
 two validation documents, or "predict all" -- which is exactly what does not transfer to new documents
-(theory.md section 6). Two controls act on a :class:`~xmlthresh.data.candidates.Candidates` set before any
-optimiser sees it, so every strategy (and its certified bounds) works unchanged on the controlled problem:
+(docs/theory.md#consistency-and-precision-floor). Two controls act on a
+:class:`~xmlthresh.data.candidates.Candidates` set before any optimiser sees it, so every strategy (and its
+certified bounds) works unchanged on the controlled problem:
 
 * :func:`smoothed` -- Beta-binomial shrinkage of each cut's precision towards the label's prior
   pi_k = s_k / m: p~ = (tp + a pi_k) / (cut + a), ``a`` pseudo-documents (the posterior mean of the

@@ -12,7 +12,7 @@ lossless in three numbers per label plus one flat array (CSR layout, never Pytho
   cut between distinct score values: the last position of the group of equal scores that holds each
   relevant document. ``None`` means no ties (every position is a possible cut).
 
-Conventions (theory.md section 1), enforced or applied here and by ``candidates``:
+Conventions (docs/theory.md#conventions), enforced or applied here and by ``candidates``:
 
 * s_k >= h_k (relevant documents in the list); a complete list (L_k = m) may still hold fewer than s_k
   relevant documents when the ranker left some documents of the evaluation set unranked (ESP Game: one

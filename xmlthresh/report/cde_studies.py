@@ -1,4 +1,4 @@
-"""Reports of the CDE reference-study presets (issue 16), read from the ``result.json`` of every job of a
+"""Reports of the CDE reference-study presets (chapter 4), read from the ``result.json`` of every job of a
 sweep directory (``task=cde`` runs):
 
 * ``cde_sweep`` (``experiment=cde_sweep_alpha``, ...): the relative direct CDE loss of every estimator

@@ -1,6 +1,6 @@
 """What a sweep report draws, and the static (matplotlib) drawing of it.
 
-The rule (issue 14): a report never averages over a swept parameter it does not name. Every key column of
+The rule: a report never averages over a swept parameter it does not name. Every key column of
 the runs table (dataset, strategy, protocol, beta and every other param that varies, see
 :func:`xmlthresh.report.comparison.load_runs`) is either the x axis, or names a line / bar, or a panel -- only the
 repetitions over seeds are pooled, into a mean with its standard error. A numeric sweep parameter (beta,

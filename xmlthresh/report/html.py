@@ -1,6 +1,6 @@
 """The comparison page of a sweep: one self-contained HTML file (``comparison.html``) that works offline.
 
-What a user opens to compare strategies (issue 14), benchopt-style:
+What a user opens to compare strategies, benchopt-style:
 
 * a sortable table (click a header) with one row per data set x strategy (x every other swept key): F-macro,
   the certified lower / upper bound and the gap at full precision (the shortest decimal that round-trips the

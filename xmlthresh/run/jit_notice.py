@@ -1,5 +1,5 @@
 """Say once, on the first run of a version, that numba is compiling kernels -- a fresh machine's first run
-spends most of its time there (about 15-20 s here) and should not look hung.
+spends most of its time there (``benchmarks/cli.md``: the cold start) and should not look hung.
 
 The marker is a file in the cache directory named after the package, numba and Python versions (compiled
 kernels are cached per version); it is written after the first warm-up that finishes.

@@ -1,4 +1,4 @@
-"""Numba kernels of the linearisation strategies (theory.md section 2, Algorithms 1 and 2).
+"""Numba kernels of the linearisation strategies (Algorithms 1 and 2, docs/theory.md#linearisation).
 
 * :func:`prefix_means` -- the (P, R) states of the linearised map along the hull edges sorted by angle
   (compensated running sums), shared by both strategies;

@@ -1,10 +1,14 @@
 """Scores -> calibrated probabilities eta_k(s) ~ P(y_k = 1 | score s), per label, shrunk towards a pooled fit.
 
-The population-optimal F-macro classifier thresholds the posterior eta_k(x) (theory.md section 6); a
-ranker's scores become estimates of it through a monotone map fitted on a labelled split:
+The population-optimal F-macro classifier thresholds the posterior eta_k(x)
+(docs/theory.md#thresholding-the-posterior); a ranker's scores become estimates of it through a monotone map
+fitted on a labelled split:
 
 * ``isotonic`` -- per label, the isotonic (pool-adjacent-violators) regression of y on the score: a
-  non-decreasing step function;
+  non-decreasing step function. Tied scores are pooled first, so they share one value; at the fit scores the
+  values are scikit-learn's ``IsotonicRegression``'s. A new score gets the value of the largest fit score at or
+  below it (the first value below all of them), where scikit-learn interpolates linearly: eta then changes only
+  at fit scores (``tests/test_calibration.py``);
 * ``platt`` -- per label, a logistic curve sigma(a s + b) fitted by Newton's method (vectorised over
   labels, ridge ``1e-6``), with Platt's target smoothing;
 * ``pooled`` -- one isotonic map fitted on every (score, y) pair of every label;

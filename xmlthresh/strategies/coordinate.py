@@ -2,7 +2,7 @@
 
 Labels are visited in order; each moves to its best candidate for F-macro with all others fixed. Passes
 repeat until none changes anything. The result is a coordinate-wise maximum, which need not be the global
-optimum (theory.md section 2 has a two-label counterexample).
+optimum (docs/theory.md#two-label-counterexample).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``domain``: the exact sweep over the Minkowski average of the per-label hull chains (theory.md sec. 2).
+"""``domain``: the exact sweep over the Minkowski average of the per-label hull chains
+(docs/theory.md#exact-sweep).
 
 The set of achievable (P, R) is the Minkowski average of the per-label point sets; its convex hull is the
 Minkowski average of the per-label hulls, whose upper-right boundary is traced by merging all labels'

@@ -1,4 +1,5 @@
-"""``domain_fast``: fast domain analysis in a fan of directions (Algorithm 4 of theory.md, defect fixed).
+"""``domain_fast``: fast domain analysis in a fan of directions (Algorithm 4, defect fixed;
+docs/theory.md#fast-domain-analysis).
 
 For every direction theta of a fan, each label takes its support vertex (the chain vertex maximising
 p cos(theta) + r sin(theta)); the average of those vertices is the support point of the achievable set's

@@ -1,4 +1,4 @@
-"""``linearization``: Algorithm 1 of theory.md section 2 -- the fixed point of the linearised map V.
+"""``linearization``: Algorithm 1 (docs/theory.md#fixed-point-search) -- the fixed point of the linearised map V.
 
 **The map.** At a point (P0, R0) the gradient of F_beta is proportional to (R0^2, beta^2 P0^2), so each
 label's best response to the linearised problem maximises the linear score

@@ -1,4 +1,4 @@
-"""``linearization_region``: Algorithm 2 of theory.md section 2 -- the error region of the linearisation.
+"""``linearization_region``: Algorithm 2 (docs/theory.md#error-region) -- the error region of the linearisation.
 
 On the uniform (grid+1) x (grid+1) grid of (P0, R0) in [0, 1]^2 (rows: P0 = i/grid outer, R0 = j/grid
 inner, the layout of the reference program's ``result_<data>_<...>_KxK.txt``) each grid point gets
@@ -129,7 +129,7 @@ class LinearizationRegionStrategy(ThresholdStrategy):
         """One row per grid point (P0 outer, R0 inner) with the reference's columns, ``in_own_rectangle``
         (the reference's point test) and ``cell_in_region`` (the cell whose lower-left corner is the point
         belongs to the sound region; False on the last row and column, which start no cell)."""
-        import pandas as pd  # only for this strategy's grid table (0.4 s to import)
+        import pandas as pd  # only for this strategy's grid table: slow to import, and no fit needs it
 
         self._check_fitted()
         return pd.DataFrame({**{name: self.grid_[name] for name in GRID_COLUMNS},

@@ -1,11 +1,11 @@
 """The scikit-learn estimator protocol for strategies, without importing scikit-learn.
 
-``import sklearn.base`` (or anything of scikit-learn) costs about 2 s of CPU, more than a whole ranked-list
-run needs otherwise. A strategy only needs what :class:`sklearn.base.BaseEstimator` gives a plain estimator:
-``get_params`` / ``set_params`` (so ``clone``, ``GridSearchCV`` and pipelines work), a readable ``repr``
-and the estimator tags, and the ``NotFittedError`` scikit-learn users catch. Those are here, and scikit-learn
-is imported only when scikit-learn itself calls in (``__sklearn_tags__``) or when an error is raised -- by
-then it is loaded anyway or the cost no longer matters.
+``import sklearn.base`` (or anything of scikit-learn) costs more CPU than a whole ranked-list run needs
+otherwise (``benchmarks/cli.py`` times the commands). A strategy only needs what
+:class:`sklearn.base.BaseEstimator` gives a plain estimator: ``get_params`` / ``set_params`` (so ``clone``,
+``GridSearchCV`` and pipelines work), a readable ``repr`` and the estimator tags, and the ``NotFittedError``
+scikit-learn users catch. Those are here, and scikit-learn is imported only when scikit-learn itself calls in
+(``__sklearn_tags__``) or when an error is raised -- by then it is loaded anyway or the cost no longer matters.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``pu``: exact F-macro optimisation of the population (plug-in) objective (theory.md section 6).
+"""``pu``: exact F-macro optimisation of the population (plug-in) objective (docs/theory.md#population-view).
 
 1. Calibrate the ranker's scores into probabilities eta_k on the fit split (:mod:`xmlthresh.strategies.calibration`:
    per-label isotonic or Platt maps shrunk towards a pooled map, or the pooled map alone).

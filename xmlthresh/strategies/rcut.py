@@ -90,7 +90,8 @@ def counts_by_rank_cut(split: ScoredSplit, depth: int) -> tuple[np.ndarray, np.n
     n_labels = split.n_labels
     depth = max(1, min(depth, n_labels))
     doc, label, position = top_labels(split, depth)
-    relevant = np.asarray(split.labels[doc, label]).ravel().astype(bool)
+    # scipy's fancy indexing with no (doc, label) pair (sparse scores without a stored entry) gives no flat array
+    relevant = np.asarray(split.labels[doc, label]).ravel().astype(bool) if len(doc) else np.zeros(0, dtype=bool)
     flat = position * n_labels + label
     predicted = np.bincount(flat, minlength=depth * n_labels).reshape(depth, n_labels).cumsum(axis=0)
     tp = np.bincount(flat[relevant], minlength=depth * n_labels).reshape(depth, n_labels).cumsum(axis=0)

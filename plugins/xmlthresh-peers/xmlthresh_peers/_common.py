@@ -148,8 +148,9 @@ def binary_fbeta(beta: float) -> Callable:
 
 
 def binary_linearised_f_macro(weight_p: float, weight_r: float) -> Callable:
-    """Per-label linearisation of F-macro at a point (P0, R0): w_P p_k + w_R r_k, (w_P, w_R) = grad F (theory
-    section 2): its mean over labels is the first-order change of F-macro, and it decomposes over labels."""
+    """Per-label linearisation of F-macro at a point (P0, R0): w_P p_k + w_R r_k, (w_P, w_R) = grad F
+    (docs/theory.md#linearisation): its mean over labels is the first-order change of F-macro, and it decomposes
+    over labels."""
 
     def linearised(tp, fp, fn, tn):
         return weight_p * tp / (tp + fp + EPS) + weight_r * tp / (tp + fn + EPS)

@@ -10,7 +10,7 @@ never predicted, and the expected counts (relevant = sum of eta) run over the st
 
 The general function optimises metrics that decompose over labels (a per-label utility of the expected
 tp, fp, fn, averaged). ``objective="macro_f"`` passes the per-label F_beta. F-macro does not decompose, so
-``objective="f_macro"`` (default) goes through its linearisation (theory section 2): for a direction
+``objective="f_macro"`` (default) goes through its linearisation (docs/theory.md#linearisation): for a direction
 (w_P, w_R) = (1 - t, t), BCA maximises the mean of w_P p_k + w_R r_k (decomposable); the direction sought is
 the fixed point where the gradient of F_beta at the expected (P, R) of BCA's result points back along
 (1 - t, t). That map is non-increasing in t, so t is found by bisection (warm-started BCA runs, at most
@@ -120,10 +120,10 @@ class XColumnsBlockCoordinate(XColumnsStrategy):
         """Bisection on the direction t (weight of recall, w_P = 1 - t, w_R = t) for the fixed point
         t = dF/dR / (dF/dP + dF/dR) at the expected (P, R) of BCA's best response to t. That map is
         non-increasing in t (more weight on recall -> more recall, less precision), so plain iteration
-        oscillates and bisection converges (theory section 2). Each round runs at most ``round_max_iter``
-        BCA passes, warm-started from the previous round's predictions: BCA on the linearised objective
-        rarely meets ``tolerance`` (its precision terms keep trading single documents), so rounds of
-        ``max_iter`` passes each took ~25 passes on average (346 passes, 33 s CPU, at 1500 documents x 20,000
+        oscillates and bisection converges (docs/theory.md#fixed-points-of-the-map-v). Each round runs at most
+        ``round_max_iter`` BCA passes, warm-started from the previous round's predictions: BCA on the
+        linearised objective rarely meets ``tolerance`` (its precision terms keep trading single documents), so
+        rounds of ``max_iter`` passes each took ~25 passes on average (346 passes at 1500 documents x 20,000
         labels, against 2 passes for macro-F); the bound is ``max_outer * round_max_iter`` passes."""
         beta = float(self.beta)
         pred = _above_half(eta)
