@@ -11,13 +11,20 @@ The public methods then work in the original target space z:
 
 Subclasses of ``MixtureCDE`` only have to return, for query rows X, a batch of Gaussian mixtures in working
 space (``_mixture``); densities, sampling and the squared norm follow from it.
+
+Subclasses of ``TunedCDE`` (every registered estimator) inherit the parameters of the validation-split tuning
+(``val_fraction``, ``max_val``, ``tune``) and the two the run sets (``bounds``, ``random_state``), with their
+checks, and declare only their own parameters and grids.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+import numbers
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
@@ -46,28 +53,10 @@ class CDEstimator(BaseEstimator):
     registry_name: ClassVar[str] = ""
     #: whether declared bounds are handled by the logit transform (FlexCode uses the box directly)
     _uses_logit: ClassVar[bool] = True
-    #: the hyper-parameter grids tuned by the validation CDE loss; with ``tune=False`` each holds one value
-    tuned_grids: ClassVar[tuple[str, ...]] = ()
 
     def _check_params(self) -> None:
-        """Value checks run by ``Registry.build`` (and by ``fit``): with ``tune=False`` every grid of
-        ``tuned_grids`` must hold exactly one value, the one used."""
-        if getattr(self, "tune", True) is False:
-            sizes = {g: int(np.size(getattr(self, g))) for g in self.tuned_grids}
-            bad = {g: n for g, n in sizes.items() if n != 1}
-            if bad:
-                example = next(iter(bad))
-                raise ValueError(
-                    f"{self.registry_name or type(self).__name__}: tune=false fixes the hyper-parameters, so every "
-                    f"grid needs exactly one value: {', '.join(f'{g} has {n}' for g, n in bad.items())} "
-                    f"(e.g. estimator.{example}=[{np.ravel(getattr(self, example))[len(np.ravel(getattr(self, example))) // 2]}])"
-                )
-        elif getattr(self, "tune", True) is not True:
-            raise ValueError(f"tune must be true or false, got {getattr(self, 'tune')!r}")
-
-    def fixed(self, grid: str):
-        """The single value of ``grid`` (``tune=False``)."""
-        return np.ravel(getattr(self, grid))[0].item()
+        """Value checks of the parameters, run by ``Registry.build`` (so a bad value fails before any fit) and
+        by ``fit``; subclasses extend it, calling ``super()._check_params()`` first. Nothing to check here."""
 
     # ------------------------------------------------------------------ public API
     def fit(self, X, Z) -> "CDEstimator":
@@ -194,6 +183,91 @@ class MixtureCDE(CDEstimator):
         return np.broadcast_to(self._mixture(X).squared_norm(), (X.shape[0],)).copy()
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
+class TunedCDE(CDEstimator):
+    """Base of the estimators that tune hyper-parameter grids by the CDE loss on a validation split.
+
+    Every estimator chooses its hyper-parameters the same way: it holds out a seeded random share of the
+    training rows (``validation_split``), scores each cell of its grids (``tuned_grids``) by the CDE loss on
+    them and keeps the best cell. The parameters of that procedure, and the two that the run sets for every
+    estimator, are declared here once, so that their names, defaults, meaning and checks cannot drift apart
+    between estimators: they are the same keys of every ``conf/estimator/*.yaml``.
+
+    Parameters
+    ----------
+    val_fraction : float, default 0.25
+        Share of the training rows held out to score the grid cells, in (0, 1).
+    max_val : int or None, default 500
+        Cap on the held-out rows (None: no cap); the validation loss costs time in proportion to them.
+    tune : bool, default True
+        False: nothing is tuned, every grid of ``tuned_grids`` must hold exactly one value, the one used
+        (``fixed``), and an estimator that needs no held-out rows then makes no split.
+    bounds : array-like of shape (d, 2) or None, default None
+        The box [lo, hi] of each target coordinate when the targets are bounded (see ``CDEstimator.fit``);
+        the run sets it from the data set.
+    random_state : int or None, default 0
+        Seed of the validation split and of the estimator's other random draws; the run sets its seed.
+
+    Notes
+    -----
+    A subclass is declared with ``@dataclass(eq=False, repr=False)``: the generated ``__init__`` stores every
+    parameter under its own name, as scikit-learn's ``get_params`` / ``clone`` require, while equality and
+    ``repr`` stay those of ``BaseEstimator`` (an estimator is compared by identity and printed with the
+    parameters that differ from their defaults). Its own parameters are annotated class attributes with
+    defaults; they come first and may be passed by position, the shared ones here are keyword-only. A
+    subclass names a shared parameter again only to change its default, as
+    ``max_val: int | None = field(default=1000, kw_only=True)``.
+    """
+
+    val_fraction: float = 0.25
+    max_val: int | None = 500
+    tune: bool = True
+    bounds: ArrayLike | None = None
+    random_state: int | None = 0
+
+    #: the hyper-parameter grids tuned by the validation CDE loss; with ``tune=False`` each holds one value
+    tuned_grids: ClassVar[tuple[str, ...]] = ()
+    #: of ``tuned_grids``, the grids of counts (neighbours, components, basis functions): positive integers
+    count_grids: ClassVar[tuple[str, ...]] = ()
+    #: of ``tuned_grids``, the grids of scales (bandwidth factors, learning rates): positive numbers; every
+    #: other grid must hold finite numbers, its estimator checks the range it needs
+    positive_grids: ClassVar[tuple[str, ...]] = ()
+
+    def _check_params(self) -> None:
+        """The checks shared by every tuned estimator: ``tune`` is a boolean; with ``tune=False`` every grid
+        holds exactly one value; every grid holds finite numbers (positive integers for ``count_grids``,
+        positive numbers for ``positive_grids``); ``val_fraction`` lies in (0, 1); ``max_val`` is None or a
+        positive integer. A violation is a one-line ValueError naming the estimator and the parameter."""
+        super()._check_params()
+        owner = self.registry_name or type(self).__name__
+        if self.tune is False:
+            sizes = {g: int(np.size(getattr(self, g))) for g in self.tuned_grids}
+            bad = {g: n for g, n in sizes.items() if n != 1}
+            if bad:
+                example = next(iter(bad))
+                raise ValueError(
+                    f"{owner}: tune=false fixes the hyper-parameters, so every "
+                    f"grid needs exactly one value: {', '.join(f'{g} has {n}' for g, n in bad.items())} "
+                    f"(e.g. estimator.{example}=[{np.ravel(getattr(self, example))[len(np.ravel(getattr(self, example))) // 2]}])"
+                )
+        elif self.tune is not True:
+            raise ValueError(f"tune must be true or false, got {self.tune!r}")
+        for grid in self.tuned_grids:
+            kind = "count" if grid in self.count_grids else "positive" if grid in self.positive_grids else "finite"
+            check_grid_values(getattr(self, grid), f"{owner}: {grid}", kind)
+        if not _is_real(self.val_fraction) or not 0.0 < self.val_fraction < 1.0:  # NaN fails the comparison
+            raise ValueError(f"{owner}: val_fraction must be in (0, 1), got {self.val_fraction!r}")
+        check_cap(self.max_val, f"{owner}: max_val", 1)
+
+    def fixed(self, grid: str) -> Any:
+        """The single value of ``grid`` (``tune=False``)."""
+        return np.ravel(getattr(self, grid))[0].item()
+
+    def _validation_split(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The seeded (fit, validation) index split of ``n`` training rows on which the grids are scored."""
+        return validation_split(n, self.val_fraction, self.max_val, self.random_state)
+
+
 def validation_split(n: int, val_fraction: float, max_val: int | None, random_state) -> tuple[np.ndarray, np.ndarray]:
     """Random (fit, validation) index split used to tune hyper-parameters by the CDE loss."""
     if not 0.0 < val_fraction < 1.0:
@@ -223,3 +297,26 @@ def check_cap(cap, what: str, least: int) -> None:
     """A size cap is None or an integer >= ``least``; else ValueError naming ``what``."""
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < least):
         raise ValueError(f"{what} must be None or an integer >= {least}, got {cap!r}")
+
+
+#: what each kind of grid must hold (``TunedCDE.count_grids``, ``positive_grids``, any other grid)
+_GRID_KINDS = {"count": "positive integers", "positive": "positive numbers", "finite": "finite numbers"}
+
+
+def _is_real(value: Any) -> bool:
+    """A real number that is not a boolean (YAML's true/false are no sizes or factors)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def check_grid_values(values: Any, what: str, kind: str) -> None:
+    """A grid (list, tuple, array or a single number) holds at least one value, each a finite real number that
+    is a positive integer (``kind="count"``), positive (``"positive"``) or anything finite (``"finite"``);
+    else ValueError naming ``what``."""
+    items = np.ravel(np.asarray(values, dtype=object)).tolist()
+    ok = bool(items) and all(_is_real(v) and np.isfinite(v) for v in items)
+    if ok and kind == "count":
+        ok = all(float(v).is_integer() and v >= 1 for v in items)
+    elif ok and kind == "positive":
+        ok = all(v > 0 for v in items)
+    if not ok:
+        raise ValueError(f"{what} must hold {_GRID_KINDS[kind]}, got {values!r}")

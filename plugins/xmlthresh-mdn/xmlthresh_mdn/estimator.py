@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from xmlthresh.cde.base import MixtureCDE, capped_subset, check_cap, validation_split
+from xmlthresh.cde.base import MixtureCDE, TunedCDE, capped_subset, check_cap
 from xmlthresh.cde.registry import ESTIMATORS
 from xmlthresh.cde.tuning import best_cell
 
@@ -69,57 +70,40 @@ def _nonneg_floats(values, what: str, positive: bool) -> None:
 
 
 @ESTIMATORS.register("mdn")
-class MDNCDE(MixtureCDE):
+@dataclass(eq=False, repr=False)
+class MDNCDE(MixtureCDE, TunedCDE):
     """Mixture density network (PyTorch) with diagonal Gaussian components.
 
     Parameters: ``n_components_grid``, ``hidden_grid`` (units per hidden layer), ``lr_grid`` (Adam learning
     rates), ``weight_decay_grid`` (Adam L2 weight decay) -- the grids tuned by the validation CDE loss;
     ``n_layers`` (hidden layers), ``max_epochs``, ``patience`` (early stopping on the validation NLL),
     ``batch_size``, ``min_scale`` (floor of the component scales, in units of the target std), ``max_fit``
-    (cap on the fit-split points; None: all), ``val_fraction``, ``max_val``, ``tune`` (False: each grid holds
-    the one value used), ``n_threads`` (torch CPU threads while fitting; None: torch's setting), ``bounds``,
-    ``random_state``. Fitted: ``n_components_``, ``hidden_``, ``lr_``, ``weight_decay_``, ``n_epochs_``
-    (epochs trained), ``best_epoch_``, ``val_nll_`` (validation NLL in standardised working space),
-    ``tuning_losses_`` (grid of validation CDE losses), ``layers_`` (the network's weights as numpy arrays).
+    (cap on the fit-split points; None: all), ``n_threads`` (torch CPU threads while fitting; None: torch's
+    setting), and the tuning parameters of ``TunedCDE`` (``val_fraction``, ``max_val`` (default 1000 here,
+    not 500: these held-out rows also stop the training early), ``tune`` (False: each grid holds the one
+    value used), ``bounds``, ``random_state``). Fitted: ``n_components_``, ``hidden_``, ``lr_``,
+    ``weight_decay_``, ``n_epochs_`` (epochs trained), ``best_epoch_``, ``val_nll_`` (validation NLL in
+    standardised working space), ``tuning_losses_`` (grid of validation CDE losses), ``layers_`` (the
+    network's weights as numpy arrays).
     """
 
-    tuned_grids = ("n_components_grid", "hidden_grid", "lr_grid", "weight_decay_grid")
+    n_components_grid: Sequence[int] = (3, 10)
+    hidden_grid: Sequence[int] = (32, 128)
+    lr_grid: Sequence[float] = (3e-3,)
+    weight_decay_grid: Sequence[float] = (1e-5,)
+    n_layers: int = 2
+    max_epochs: int = 300
+    patience: int = 20
+    batch_size: int = 256
+    min_scale: float = 1e-3
+    max_fit: int | None = 20000
+    n_threads: int | None = 1
+    # a shared parameter named again only for its default, which differs from TunedCDE's
+    max_val: int | None = field(default=1000, kw_only=True)
 
-    def __init__(
-        self,
-        n_components_grid: Sequence[int] = (3, 10),
-        hidden_grid: Sequence[int] = (32, 128),
-        lr_grid: Sequence[float] = (3e-3,),
-        weight_decay_grid: Sequence[float] = (1e-5,),
-        n_layers: int = 2,
-        max_epochs: int = 300,
-        patience: int = 20,
-        batch_size: int = 256,
-        min_scale: float = 1e-3,
-        max_fit: int | None = 20000,
-        val_fraction: float = 0.25,
-        max_val: int | None = 1000,
-        tune: bool = True,
-        n_threads: int | None = 1,
-        bounds=None,
-        random_state=0,
-    ) -> None:
-        self.n_components_grid = n_components_grid
-        self.hidden_grid = hidden_grid
-        self.lr_grid = lr_grid
-        self.weight_decay_grid = weight_decay_grid
-        self.n_layers = n_layers
-        self.max_epochs = max_epochs
-        self.patience = patience
-        self.batch_size = batch_size
-        self.min_scale = min_scale
-        self.max_fit = max_fit
-        self.val_fraction = val_fraction
-        self.max_val = max_val
-        self.tune = tune
-        self.n_threads = n_threads
-        self.bounds = bounds
-        self.random_state = random_state
+    tuned_grids = ("n_components_grid", "hidden_grid", "lr_grid", "weight_decay_grid")
+    count_grids = ("n_components_grid", "hidden_grid")
+    positive_grids = ("lr_grid",)
 
     @staticmethod
     def unavailable_reason() -> str | None:
@@ -132,10 +116,7 @@ class MDNCDE(MixtureCDE):
 
     def _check_params(self) -> None:
         """Value checks, run by ``Registry.build`` before any fit (one-line ``ValueError``)."""
-        super()._check_params()
-        _positive_ints(self.n_components_grid, "n_components_grid")
-        _positive_ints(self.hidden_grid, "hidden_grid")
-        _nonneg_floats(self.lr_grid, "lr_grid", positive=True)
+        super()._check_params()  # the grids' counts and scales among them
         _nonneg_floats(self.weight_decay_grid, "weight_decay_grid", positive=False)
         for name in ("n_layers", "max_epochs", "patience", "batch_size"):
             _positive_ints([getattr(self, name)], name)
@@ -165,7 +146,7 @@ class MDNCDE(MixtureCDE):
         Us = (U - self.u_mean_) / self.u_scale_
         rng = np.random.default_rng(self.random_state)
         torch_seed = int(rng.integers(2**31 - 1))
-        fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
+        fit_idx, val_idx = self._validation_split(len(U))
         fit_idx = capped_subset(fit_idx, self.max_fit, rng)
         data = [torch.as_tensor(a, dtype=torch.float32) for a in (Xs[fit_idx], Us[fit_idx], Xs[val_idx], Us[val_idx])]
         grids = [

@@ -12,13 +12,14 @@ on a validation split by the exact closed-form CDE loss.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import StandardScaler
 
-from xmlthresh.cde.base import DEFAULT_BANDWIDTHS, MixtureCDE, capped_subset, target_scale, validation_split
+from xmlthresh.cde.base import DEFAULT_BANDWIDTHS, MixtureCDE, TunedCDE, capped_subset, target_scale
 from xmlthresh.cde.mixture import DiagKernelMixture
 from xmlthresh.cde.registry import ESTIMATORS
 from xmlthresh.cde.tuning import best_cell, kernel_cde_losses
@@ -32,38 +33,24 @@ def nadaraya_watson_weights(dist: np.ndarray, x_bandwidth: float) -> np.ndarray:
 
 
 @ESTIMATORS.register("ckde")
-class CKDE(MixtureCDE):
+@dataclass(eq=False, repr=False)
+class CKDE(MixtureCDE, TunedCDE):
     """Conditional KDE with Nadaraya–Watson weights in x.
 
     Parameters: ``n_neighbors`` (kernel truncation), ``x_bandwidth_grid`` (factors of the typical
-    ``n_neighbors``-th neighbour distance), ``bandwidth_grid`` (factors of the target std),
-    ``val_fraction``, ``max_val``, ``tune`` (False: no validation split, each grid holds the one factor
-    used; the x unit is then measured on at most ``max_val`` training points against the others),
-    ``bounds``, ``random_state``.
+    ``n_neighbors``-th neighbour distance), ``bandwidth_grid`` (factors of the target std), and the tuning
+    parameters of ``TunedCDE`` (``val_fraction``, ``max_val``, ``tune`` (False: no validation split, each
+    grid holds the one factor used; the x unit is then measured on at most ``max_val`` training points
+    against the others), ``bounds``, ``random_state``).
     Fitted: ``x_bandwidth_``, ``bandwidth_``, ``tuning_losses_``.
     """
 
-    def __init__(
-        self,
-        n_neighbors: int = 150,
-        x_bandwidth_grid: Sequence[float] = (0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.7, 1.0, 3.0),
-        bandwidth_grid: Sequence[float] = DEFAULT_BANDWIDTHS,
-        val_fraction: float = 0.25,
-        max_val: int | None = 500,
-        tune: bool = True,
-        bounds=None,
-        random_state=0,
-    ) -> None:
-        self.n_neighbors = n_neighbors
-        self.x_bandwidth_grid = x_bandwidth_grid
-        self.bandwidth_grid = bandwidth_grid
-        self.val_fraction = val_fraction
-        self.max_val = max_val
-        self.tune = tune
-        self.bounds = bounds
-        self.random_state = random_state
+    n_neighbors: int = 150
+    x_bandwidth_grid: Sequence[float] = (0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.7, 1.0, 3.0)
+    bandwidth_grid: Sequence[float] = DEFAULT_BANDWIDTHS
 
     tuned_grids = ("x_bandwidth_grid", "bandwidth_grid")
+    positive_grids = ("x_bandwidth_grid", "bandwidth_grid")
 
     def _fit(self, X: np.ndarray, U: np.ndarray) -> None:
         self.scaler_ = StandardScaler().fit(X)
@@ -85,7 +72,7 @@ class CKDE(MixtureCDE):
 
     def _tune(self, Xs: np.ndarray, U: np.ndarray, scale: np.ndarray) -> None:
         """(h_x, h_z) by the exact validation CDE loss."""
-        fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
+        fit_idx, val_idx = self._validation_split(len(U))
         K = min(int(self.n_neighbors), fit_idx.size)
         dist, idx = NearestNeighbors(n_neighbors=K).fit(Xs[fit_idx]).kneighbors(Xs[val_idx])
         x_unit = float(np.median(dist[:, -1])) or 1.0

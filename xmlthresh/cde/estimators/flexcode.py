@@ -32,6 +32,7 @@ share eps, and weights by f^ / proposal.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -39,7 +40,7 @@ from scipy import sparse
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import StandardScaler
 
-from xmlthresh.cde.base import CDEstimator, validation_split
+from xmlthresh.cde.base import TunedCDE
 from xmlthresh.cde.basis import cosine_1d, tensor_features, tensor_frequencies, tensor_on_grid
 from xmlthresh.cde.mixture import blocks, choose_components
 from xmlthresh.cde.quadrature import Quadrature
@@ -62,51 +63,32 @@ def neighbour_average(idx: np.ndarray, k: int, n_ref: int) -> sparse.csr_matrix:
 
 
 @ESTIMATORS.register("flexcode")
-class FlexCode(CDEstimator):
+@dataclass(eq=False, repr=False)
+class FlexCode(TunedCDE):
     """Cosine-basis FlexCode with nearest-neighbour coefficient regression and FlexCode's post-processing.
 
     Parameters: ``n_basis_grid`` (functions per coordinate tried; n^d <= ``max_basis``), ``k_grid``
     (neighbours of the coefficient regression), ``margin`` (box widening without bounds, as a fraction of
     the range), ``bump_threshold_grid`` (delta: regions of less mass are removed; 0 keeps all),
-    ``sharpen_grid`` (alpha > 0), ``floor_grid`` (eps in (0, 1): share of defensive mass),
-    ``val_fraction``, ``max_val``, ``tune`` (False: no validation split, each grid holds the one value
-    used), ``bounds``, ``random_state``.
+    ``sharpen_grid`` (alpha > 0), ``floor_grid`` (eps in (0, 1): share of defensive mass), and the tuning
+    parameters of ``TunedCDE`` (``val_fraction``, ``max_val``, ``tune`` (False: no validation split, each
+    grid holds the one value used), ``bounds``, ``random_state``).
     Fitted: ``box_``, ``n_basis_``, ``k_``, ``bump_threshold_``, ``sharpen_``, ``floor_``,
     ``tuning_losses_`` (len(k_grid) x len(n_basis_grid_)), ``bump_losses_`` (delta x eps, at alpha = 1),
     ``sharpen_losses_`` (alpha x eps, at the chosen delta).
     """
 
+    n_basis_grid: Sequence[int] = (4, 6, 8, 12, 16, 24, 32)
+    k_grid: Sequence[int] = (5, 10, 20, 40, 80, 160, 320)
+    max_basis: int = 1024
+    margin: float = 0.1
+    bump_threshold_grid: Sequence[float] = (0.0, 0.01, 0.02, 0.05, 0.1)
+    sharpen_grid: Sequence[float] = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
+    floor_grid: Sequence[float] = (0.001, 0.003, 0.01, 0.03)
+
     _uses_logit = False
-
-    def __init__(
-        self,
-        n_basis_grid: Sequence[int] = (4, 6, 8, 12, 16, 24, 32),
-        k_grid: Sequence[int] = (5, 10, 20, 40, 80, 160, 320),
-        max_basis: int = 1024,
-        margin: float = 0.1,
-        bump_threshold_grid: Sequence[float] = (0.0, 0.01, 0.02, 0.05, 0.1),
-        sharpen_grid: Sequence[float] = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0),
-        floor_grid: Sequence[float] = (0.001, 0.003, 0.01, 0.03),
-        val_fraction: float = 0.25,
-        max_val: int | None = 500,
-        tune: bool = True,
-        bounds=None,
-        random_state=0,
-    ) -> None:
-        self.n_basis_grid = n_basis_grid
-        self.k_grid = k_grid
-        self.max_basis = max_basis
-        self.margin = margin
-        self.bump_threshold_grid = bump_threshold_grid
-        self.sharpen_grid = sharpen_grid
-        self.floor_grid = floor_grid
-        self.val_fraction = val_fraction
-        self.max_val = max_val
-        self.tune = tune
-        self.bounds = bounds
-        self.random_state = random_state
-
     tuned_grids = ("n_basis_grid", "k_grid", "bump_threshold_grid", "sharpen_grid", "floor_grid")
+    count_grids = ("n_basis_grid", "k_grid")
 
     def _check_params(self) -> None:
         """Value checks of the post-processing grids (run by ``Registry.build`` before any fit)."""
@@ -151,7 +133,7 @@ class FlexCode(CDEstimator):
         ns = sorted({max(1, min(int(n), cap)) for n in self.n_basis_grid})
         freqs_max = tensor_frequencies(ns[-1], d).max(axis=1)
         masks = np.stack([freqs_max < n for n in ns])  # (N, n_features)
-        fit_idx, val_idx = validation_split(len(Z), self.val_fraction, self.max_val, self.random_state)
+        fit_idx, val_idx = self._validation_split(len(Z))
         ks = sorted({max(1, min(int(k), fit_idx.size)) for k in self.k_grid})
         idx = NearestNeighbors(n_neighbors=ks[-1]).fit(Xs[fit_idx]).kneighbors(Xs[val_idx], return_distance=False)
         betas = self._neighbour_coefficients(idx, ks, Z[fit_idx], ns[-1])

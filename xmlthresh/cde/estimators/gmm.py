@@ -16,6 +16,7 @@ transform and the subsets) with a constant that does not grow with n.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -25,7 +26,7 @@ from sklearn.mixture import GaussianMixture
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from xmlthresh.cde.base import MixtureCDE, capped_subset, check_cap, validation_split
+from xmlthresh.cde.base import MixtureCDE, TunedCDE, capped_subset, check_cap
 from xmlthresh.cde.mixture import FullGaussianMixture
 from xmlthresh.cde.registry import ESTIMATORS
 from xmlthresh.cde.tuning import best_cell
@@ -55,40 +56,27 @@ def condition_mixture(
 
 
 @ESTIMATORS.register("gmm")
-class GMMCDE(MixtureCDE):
+@dataclass(eq=False, repr=False)
+class GMMCDE(MixtureCDE, TunedCDE):
     """Conditioned joint Gaussian mixture.
 
     Parameters: ``n_components_grid``, ``n_pca_grid`` (PCA dimensions of x tried; capped at the number of
     features), ``reg_covar`` and ``max_iter`` (GaussianMixture), ``max_tune`` / ``max_fit`` (caps on the
-    points of the candidate fits / the final fit; None: all), ``val_fraction``, ``max_val``, ``tune``
-    (False: no candidates, each grid holds the one value used), ``bounds``, ``random_state``. Fitted: ``n_components_``, ``n_pca_``, ``pca_``, ``mixture_``, ``tuning_losses_``.
+    points of the candidate fits / the final fit; None: all), and the tuning parameters of ``TunedCDE``
+    (``val_fraction``, ``max_val``, ``tune`` (False: no candidates, each grid holds the one value used),
+    ``bounds``, ``random_state``). Fitted: ``n_components_``, ``n_pca_``, ``pca_``, ``mixture_``,
+    ``tuning_losses_``.
     """
 
-    def __init__(
-        self,
-        n_components_grid: Sequence[int] = (1, 2, 4, 8, 16),
-        n_pca_grid: Sequence[int] = (3, 6, 12),
-        reg_covar: float = 1e-3,
-        max_iter: int = 200,
-        max_tune: int | None = 4000,
-        max_fit: int | None = 20000,
-        val_fraction: float = 0.25,
-        max_val: int | None = 500,
-        tune: bool = True,
-        bounds=None,
-        random_state=0,
-    ) -> None:
-        self.n_components_grid = n_components_grid
-        self.n_pca_grid = n_pca_grid
-        self.reg_covar = reg_covar
-        self.max_iter = max_iter
-        self.max_tune = max_tune
-        self.max_fit = max_fit
-        self.val_fraction = val_fraction
-        self.max_val = max_val
-        self.tune = tune
-        self.bounds = bounds
-        self.random_state = random_state
+    n_components_grid: Sequence[int] = (1, 2, 4, 8, 16)
+    n_pca_grid: Sequence[int] = (3, 6, 12)
+    reg_covar: float = 1e-3
+    max_iter: int = 200
+    max_tune: int | None = 4000
+    max_fit: int | None = 20000
+
+    tuned_grids = ("n_components_grid", "n_pca_grid")
+    count_grids = ("n_components_grid", "n_pca_grid")
 
     def _check_params(self) -> None:
         """The caps are None or integers >= 10 (checked by ``Registry.build`` before any fit)."""
@@ -114,8 +102,6 @@ class GMMCDE(MixtureCDE):
         with threadpool_limits(limits=1, user_api="blas"):
             self._tune_and_fit(X, U)
 
-    tuned_grids = ("n_components_grid", "n_pca_grid")
-
     def _tune_and_fit(self, X: np.ndarray, U: np.ndarray) -> None:
         self.scaler_ = StandardScaler().fit(X)
         Xs = self.scaler_.transform(X)
@@ -128,7 +114,7 @@ class GMMCDE(MixtureCDE):
             self.n_components_ = min(int(self.fixed("n_components_grid")), final.size // 2)
             self.pca_, self.mixture_ = self._fit_joint(Xs[final], Us[final], self.n_pca_, self.n_components_)
             return
-        fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
+        fit_idx, val_idx = self._validation_split(len(U))
         fit_idx = capped_subset(fit_idx, self.max_tune, rng)
         max_pca = min(X.shape[1], fit_idx.size - 1)
         pcas = sorted({min(int(p), max_pca) for p in self.n_pca_grid})

@@ -12,46 +12,34 @@ many); beyond a few thousand centres the loss of a marginal KDE hardly moves, an
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from xmlthresh.cde.base import DEFAULT_BANDWIDTHS, MixtureCDE, capped_subset, check_cap, target_scale, validation_split
+from xmlthresh.cde.base import DEFAULT_BANDWIDTHS, MixtureCDE, TunedCDE, capped_subset, check_cap, target_scale
 from xmlthresh.cde.mixture import DiagKernelMixture
 from xmlthresh.cde.registry import ESTIMATORS
 from xmlthresh.cde.tuning import best_cell, kernel_cde_losses
 
 
 @ESTIMATORS.register("marginal")
-class MarginalKDE(MixtureCDE):
+@dataclass(eq=False, repr=False)
+class MarginalKDE(MixtureCDE, TunedCDE):
     """Unconditional KDE f^(z | x) = f^(z).
 
     Parameters: ``bandwidth_grid`` (factors of the target std tried on validation), ``max_centres``
-    (cap on the kernel centres, None: every training target), ``val_fraction``,
-    ``max_val`` (cap on validation points), ``tune`` (False: no validation split, ``bandwidth_grid``
-    holds the one factor used), ``bounds`` (optional target box), ``random_state``.
+    (cap on the kernel centres, None: every training target), and the tuning parameters of ``TunedCDE``
+    (``val_fraction``, ``max_val`` (cap on validation points), ``tune`` (False: no validation split,
+    ``bandwidth_grid`` holds the one factor used), ``bounds`` (optional target box), ``random_state``).
     Fitted: ``bandwidth_`` (per-coordinate, working space), ``tuning_losses_``.
     """
 
-    def __init__(
-        self,
-        bandwidth_grid: Sequence[float] = DEFAULT_BANDWIDTHS,
-        max_centres: int | None = 4000,
-        val_fraction: float = 0.25,
-        max_val: int | None = 500,
-        tune: bool = True,
-        bounds=None,
-        random_state=0,
-    ) -> None:
-        self.bandwidth_grid = bandwidth_grid
-        self.max_centres = max_centres
-        self.val_fraction = val_fraction
-        self.max_val = max_val
-        self.tune = tune
-        self.bounds = bounds
-        self.random_state = random_state
+    bandwidth_grid: Sequence[float] = DEFAULT_BANDWIDTHS
+    max_centres: int | None = 4000
 
     tuned_grids = ("bandwidth_grid",)
+    positive_grids = ("bandwidth_grid",)
 
     def _fit(self, X: np.ndarray, U: np.ndarray) -> None:
         scale = target_scale(U)
@@ -60,7 +48,7 @@ class MarginalKDE(MixtureCDE):
             self.bandwidth_ = float(self.fixed("bandwidth_grid")) * scale
             self.centres_ = U[capped_subset(np.arange(len(U)), self.max_centres, rng)].copy()
             return
-        fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
+        fit_idx, val_idx = self._validation_split(len(U))
         fit_idx = capped_subset(fit_idx, self.max_centres, rng)
         K = fit_idx.size
         weights = np.full((1, 1, K), 1.0 / K)

@@ -8,47 +8,36 @@ After tuning, the neighbours are searched in the full training set.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import StandardScaler
 
-from xmlthresh.cde.base import DEFAULT_BANDWIDTHS, MixtureCDE, target_scale, validation_split
+from xmlthresh.cde.base import DEFAULT_BANDWIDTHS, MixtureCDE, TunedCDE, target_scale
 from xmlthresh.cde.mixture import DiagKernelMixture
 from xmlthresh.cde.registry import ESTIMATORS
 from xmlthresh.cde.tuning import best_cell, knn_cde_losses
 
 
 @ESTIMATORS.register("nnkcde")
-class NNKCDE(MixtureCDE):
+@dataclass(eq=False, repr=False)
+class NNKCDE(MixtureCDE, TunedCDE):
     """k-nearest-neighbour kernel conditional density estimator.
 
-    Parameters: ``k_grid`` (neighbour counts tried), ``bandwidth_grid`` (factors of the target std),
-    ``val_fraction``, ``max_val``, ``tune`` (False: no validation split, each grid holds the one value
-    used), ``bounds``, ``random_state``.
+    Parameters: ``k_grid`` (neighbour counts tried), ``bandwidth_grid`` (factors of the target std), and the
+    tuning parameters of ``TunedCDE`` (``val_fraction``, ``max_val``, ``tune`` (False: no validation split,
+    each grid holds the one value used), ``bounds``, ``random_state``).
     Fitted: ``k_``, ``bandwidth_``, ``tuning_losses_`` (len(k_grid) x len(bandwidth_grid)).
     """
 
-    def __init__(
-        self,
-        k_grid: Sequence[int] = (5, 10, 20, 40, 80, 160, 320),
-        bandwidth_grid: Sequence[float] = DEFAULT_BANDWIDTHS,
-        val_fraction: float = 0.25,
-        max_val: int | None = 500,
-        tune: bool = True,
-        bounds=None,
-        random_state=0,
-    ) -> None:
-        self.k_grid = k_grid
-        self.bandwidth_grid = bandwidth_grid
-        self.val_fraction = val_fraction
-        self.max_val = max_val
-        self.tune = tune
-        self.bounds = bounds
-        self.random_state = random_state
+    k_grid: Sequence[int] = (5, 10, 20, 40, 80, 160, 320)
+    bandwidth_grid: Sequence[float] = DEFAULT_BANDWIDTHS
 
     tuned_grids = ("k_grid", "bandwidth_grid")
+    count_grids = ("k_grid",)
+    positive_grids = ("bandwidth_grid",)
 
     def _fit(self, X: np.ndarray, U: np.ndarray) -> None:
         self.scaler_ = StandardScaler().fit(X)
@@ -56,8 +45,6 @@ class NNKCDE(MixtureCDE):
         scale = target_scale(U)
         if not self.tune:
             self.k_ = min(int(self.fixed("k_grid")), len(U))
-            if self.k_ < 1:
-                raise ValueError(f"k_grid must hold positive integers, got {self.k_grid!r}")
             self.bandwidth_ = float(self.fixed("bandwidth_grid")) * scale
         else:
             self._tune(Xs, U, scale)
@@ -66,10 +53,8 @@ class NNKCDE(MixtureCDE):
 
     def _tune(self, Xs: np.ndarray, U: np.ndarray, scale: np.ndarray) -> None:
         """(k, bandwidth) by the exact validation CDE loss."""
-        fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
+        fit_idx, val_idx = self._validation_split(len(U))
         ks = np.array(sorted({min(int(k), fit_idx.size) for k in self.k_grid}))
-        if ks.size == 0 or ks[0] < 1:
-            raise ValueError(f"k_grid must hold positive integers, got {self.k_grid!r}")
         nn = NearestNeighbors(n_neighbors=int(ks[-1])).fit(Xs[fit_idx])
         idx = nn.kneighbors(Xs[val_idx], return_distance=False)  # sorted by distance
         self.tuning_losses_ = knn_cde_losses(U[fit_idx][idx], U[val_idx], scale, ks, self.bandwidth_grid)

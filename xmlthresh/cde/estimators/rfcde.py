@@ -23,13 +23,14 @@ reference side stays O(n). The weight truncation works on dense row blocks of bo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 from scipy import sparse
 from sklearn.ensemble import RandomForestRegressor
 
-from xmlthresh.cde.base import DEFAULT_BANDWIDTHS, MixtureCDE, check_cap, target_scale, validation_split
+from xmlthresh.cde.base import DEFAULT_BANDWIDTHS, MixtureCDE, TunedCDE, check_cap, target_scale
 from xmlthresh.cde.basis import low_degree_features
 from xmlthresh.cde.mixture import DiagKernelMixture, blocks
 from xmlthresh.cde.registry import ESTIMATORS
@@ -69,46 +70,30 @@ def top_weights(W: sparse.csr_matrix, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @ESTIMATORS.register("rfcde")
-class RFCDE(MixtureCDE):
+@dataclass(eq=False, repr=False)
+class RFCDE(MixtureCDE, TunedCDE):
     """Random-forest conditional density estimator.
 
     Parameters: forest settings (``n_estimators``, ``min_samples_leaf``, ``max_features``, ``max_samples``
     (bootstrap size cap per tree, None: n), ``n_jobs``),
     ``basis_degree`` (total degree of the cosine split targets), ``n_neighbors`` (weight truncation),
-    ``bandwidth_grid``, ``val_fraction``, ``max_val``, ``tune`` (False: no validation forest,
-    ``bandwidth_grid`` holds the one factor used), ``bounds``, ``random_state``.
+    ``bandwidth_grid``, and the tuning parameters of ``TunedCDE`` (``val_fraction``, ``max_val``, ``tune``
+    (False: no validation forest, ``bandwidth_grid`` holds the one factor used), ``bounds``,
+    ``random_state``).
     Fitted: ``forest_``, ``bandwidth_``, ``tuning_losses_``.
     """
 
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        min_samples_leaf: int = 5,
-        max_features: float | str | None = 1.0,
-        max_samples: int | None = 5000,
-        basis_degree: int = 3,
-        n_neighbors: int = 200,
-        bandwidth_grid: Sequence[float] = DEFAULT_BANDWIDTHS,
-        val_fraction: float = 0.25,
-        max_val: int | None = 500,
-        tune: bool = True,
-        bounds=None,
-        n_jobs: int | None = None,
-        random_state=0,
-    ) -> None:
-        self.n_estimators = n_estimators
-        self.min_samples_leaf = min_samples_leaf
-        self.max_features = max_features
-        self.max_samples = max_samples
-        self.basis_degree = basis_degree
-        self.n_neighbors = n_neighbors
-        self.bandwidth_grid = bandwidth_grid
-        self.val_fraction = val_fraction
-        self.max_val = max_val
-        self.tune = tune
-        self.bounds = bounds
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+    n_estimators: int = 100
+    min_samples_leaf: int = 5
+    max_features: float | str | None = 1.0
+    max_samples: int | None = 5000
+    basis_degree: int = 3
+    n_neighbors: int = 200
+    bandwidth_grid: Sequence[float] = DEFAULT_BANDWIDTHS
+    n_jobs: int | None = None
+
+    tuned_grids = ("bandwidth_grid",)
+    positive_grids = ("bandwidth_grid",)
 
     def _check_params(self) -> None:
         """``max_samples`` is None or an integer >= 2 (checked by ``Registry.build`` before any fit)."""
@@ -139,11 +124,9 @@ class RFCDE(MixtureCDE):
         self.leaves_ = self.forest_.apply(X)
         self.targets_ = U.copy()
 
-    tuned_grids = ("bandwidth_grid",)
-
     def _tune(self, X: np.ndarray, U: np.ndarray, Y: np.ndarray, scale: np.ndarray) -> None:
         """The bandwidth by the exact validation CDE loss of a forest grown on the fit split."""
-        fit_idx, val_idx = validation_split(len(U), self.val_fraction, self.max_val, self.random_state)
+        fit_idx, val_idx = self._validation_split(len(U))
         forest = self._forest(fit_idx.size).fit(X[fit_idx], Y[fit_idx])
         W = leaf_weights(forest, forest.apply(X[fit_idx]), X[val_idx])
         idx, w = top_weights(W, int(self.n_neighbors))
