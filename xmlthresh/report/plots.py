@@ -410,7 +410,7 @@ EXTRA_FIGURES = ("metric_choice",)
 def _earlier_objects_frozen() -> Iterator[None]:
     """Leave the objects that exist now out of the garbage collector's passes for the duration (``gc.freeze``):
     matplotlib's import and figures make enough objects to trigger a full collection, which would scan every
-    object of the run (~0.1 s of CPU at 2e5 objects) though none of them is garbage. Young objects are collected
+    object of the run though none of them is garbage. Young objects are collected
     as usual; nothing stays frozen afterwards; a caller that froze objects itself is left alone."""
     if gc.get_freeze_count():
         yield

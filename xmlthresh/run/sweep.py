@@ -157,8 +157,8 @@ class MlflowSweepCallback(Callback):
 
 def stop_joblib_workers() -> None:
     """Shut down the joblib launcher's worker processes once the sweep's jobs are done. joblib keeps them for
-    reuse (loky's reusable executor) until they idle out after 300 s, and at exit the launching process
-    joins its children: a joblib sweep's command returned five minutes after its last job. The executor is
+    reuse (loky's reusable executor) until loky's idle timeout, and at exit the launching process joins its
+    children: a joblib sweep's command returned minutes after its last job. The executor is
     reached through loky's public ``get_reusable_executor`` (which returns the running one), and only when
     a joblib launcher loaded loky in this process: otherwise there is nothing to stop."""
     if "joblib.externals.loky" not in sys.modules:

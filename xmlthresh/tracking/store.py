@@ -94,7 +94,7 @@ def check_sqlite_file(path: Path, uri: str) -> None:
 def check_server(uri: str, timeout: float = SERVER_TIMEOUT) -> None:
     """A tracking server answers ``<uri>/health`` within ``timeout`` seconds (any HTTP status counts as an
     answer: a proxy may not route /health). Without this, MLflow retries an unreachable server for minutes."""
-    import urllib.error  # only for servers: urllib.request costs 30 ms to import
+    import urllib.error  # only for servers: urllib.request is not free to import
     import urllib.request
 
     try:
