@@ -114,9 +114,24 @@ mapfile -t RESULTS < <(find "$WORK/runs" -mindepth 3 -maxdepth 3 -name result.js
 expect "default job" "r['strategy'] == 'domain' and r['dataset'] == 'synthetic'" "${RESULTS[0]}"
 expect "default job" "0 < r['f_macro'] <= 1 and r['lower_bound'] <= r['f_macro'] <= r['upper_bound'] + 1e-12" "${RESULTS[0]}"
 [[ -s "$(dirname "${RESULTS[0]}")/thresholds.csv" ]] || fail "default job wrote no thresholds.csv"
-[[ -s "$WORK/runs/mlflow.db" ]] || fail "default job: no MLflow store in ./runs/mlflow.db"
+grep_log "sending in the background"
 [[ ! -e "$SITE/runs" ]] || fail "outputs went into site-packages ($SITE/runs)"
 ok "xmlthresh (default job)" "F-macro $(pyjson "${RESULTS[0]}" "r['f_macro']"), outputs in ./runs/"
+
+# the default job's record went to MLflow from the installed background syncer; `sync --wait` waits for it
+begin
+step sync "$XMLTHRESH" sync --wait
+grep_log "0 not sent"
+[[ -s "$WORK/runs/mlflow.db" ]] || fail "default job: no MLflow store in ./runs/mlflow.db"
+expect "default job in MLflow" "bool(r['mlflow_run_id'])" "${RESULTS[0]}"
+(cd "$WORK" && "$VENV/bin/python" - "${RESULTS[0]}" <<'PY') || fail "the default job's MLflow run is missing or not FINISHED"
+import json, sys
+import mlflow
+run_id = json.load(open(sys.argv[1]))["mlflow_run_id"]
+run = mlflow.MlflowClient("sqlite:///runs/mlflow.db").get_run(run_id)
+assert run.info.status == "FINISHED" and run.data.metrics["f_macro"] > 0, run.info
+PY
+ok "xmlthresh sync --wait" "run $(pyjson "${RESULTS[0]}" "r['mlflow_run_id'][:8]") FINISHED in ./runs/mlflow.db"
 
 if [[ -f "${XMLTHRESH_DATA:-/nonexistent}/berger/ESPGameNN.txt" ]]; then
     begin
