@@ -35,10 +35,11 @@ test: pytest check-installed test-newest
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-# The inner loop while editing: the tests that start no interpreter, run no command line and read no real
-# data (marked "fast" by tests/conftest.py from each test's source); with a warm numba cache well under a minute.
+# The inner loop while editing: the tests that start no interpreter, run no command line, read no real data
+# and open no MLflow store (marked "fast" by tests/conftest.py from each test's source), on two pytest-xdist
+# workers, with the numba cache a first `make pytest` filled (no background compilation).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m fast -p no:cacheprovider $(PYTEST_ARGS)
+	XMLTHRESH_TEST_WARM_UP=0 $(BIN)/python -m pytest -q -m fast -p no:cacheprovider -n 2 --dist worksteal $(PYTEST_ARGS)
 
 # The tracking and command-line tests in a venv of their own with the newest releases of MLflow and Hydra
 # (and of everything they pull in), so that an upgrade shows up as a failing test, not as a silent change.

@@ -24,16 +24,21 @@ _warm_up_process = pytest.StashKey[subprocess.Popen]()
 
 
 #: what a test's source says about the work it does: a fresh interpreter, the command line (in-process: the
-#: whole Hydra job), or the real data sets. ``make test-fast`` leaves such tests out (``-m fast``).
+#: whole Hydra job), the real data sets, or an MLflow store. ``make test-fast`` leaves such tests out (``-m fast``).
 _HEAVY_SOURCE = {"subprocess": ("subprocess", "Popen", "sys.executable", "check_output", "multiprocessing", "Process("),
-                 "cli": ("run_cli(", "run_job(", "hydra_main", "console(", "main([", "compose(", "multirun", "sweep("),
-                 "realdata": ("real_data", "XMLTHRESH_DATA", "realdata")}
+                 "cli": ("run_cli(", "run_job(", "hydra_main", "console(", "main([", "compose(", "multirun", "sweep(",
+                         "hydra.run.dir"),
+                 "realdata": ("real_data", "XMLTHRESH_DATA", "realdata"),
+                 # a real MLflow store: each new sqlite store runs MLflow's schema migrations, each process
+                 # imports mlflow
+                 "mlflowstore": ("mlflow", "tracked_run(", "load_runs(", "runs_table(", "sync_record(", "open_store(",
+                                 "start_sweep_parent(", "_race(", "sqlite:///")}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test by the work its source shows (:data:`_HEAVY_SOURCE`), and ``fast`` the tests with none
     of it and no ``slow`` mark: ``pytest -m fast`` is the quick inner loop of ``make test-fast`` (no
-    subprocess, no command line, no real data; numba kernels come from the warm cache)."""
+    subprocess, no command line, no real data, no MLflow store; numba kernels come from the warm cache)."""
     import inspect
 
     sources: dict[object, str] = {}

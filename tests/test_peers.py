@@ -552,3 +552,16 @@ def test_peers_xmc_preset_sweep_writes_the_report_with_the_label_counts(isolated
     assert [row.split(" | ")[2:4] + [row.split(" | ")[5]] for row in rows] == [
         ["xcolumns_bca", "uses test scores", "macro_f"], ["xcolumns_fw", "randomized", "f_macro"],
         ["xcolumns_fw", "randomized", "macro_f"]]
+
+
+def test_platt_calibration_of_a_score_matrix_without_stored_entries():
+    """A CSR score matrix with no stored entry has only unscored samples (scipy's indexing with two empty
+    index arrays returns no plain array)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from xmlthresh_peers._platt import samples_of
+
+    samples = samples_of(sp.csr_matrix((2, 3)), np.array([[1, 0, 0], [1, 1, 0]], dtype=bool))
+    assert samples.weight.tolist() == [2, 1, 0, 0, 1, 2]  # per label: unscored relevant, then irrelevant
+    assert samples.relevant.tolist() == [1, 1, 1, 0, 0, 0]

@@ -53,7 +53,10 @@ def samples_of(scores, labels) -> Samples:
         return Samples(dense.ravel(), np.tile(np.arange(n_labels), n_docs), np.ones(dense.size),
                        labels.toarray().ravel().astype(np.float64), n_labels, n_docs)
     coo = sp.coo_matrix(scores)
-    scored_relevant = np.asarray(labels[coo.row, coo.col]).ravel().astype(np.float64)
+    # (scipy's fancy indexing with two empty index arrays returns no plain array: a score matrix without a
+    # stored entry has no scored sample)
+    scored_relevant = (np.asarray(labels[coo.row, coo.col]).ravel().astype(np.float64) if coo.nnz
+                       else np.zeros(0))
     n_relevant = np.asarray(labels.sum(axis=0)).ravel().astype(np.float64)
     n_scored = np.bincount(coo.col, minlength=n_labels).astype(np.float64)
     relevant_scored = np.bincount(coo.col, weights=scored_relevant, minlength=n_labels)
