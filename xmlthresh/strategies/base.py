@@ -49,6 +49,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import logging
+import math
 
 import numpy as np
 
@@ -244,6 +245,50 @@ class ScoreStrategy(BaseStrategy):
         self.f_macro_ = self.metrics_["f_macro"]
 
 
+class PoolingMixin:
+    """``pooling`` (the strength of the partial pooling of score thresholds across labels of similar fit
+    frequency, in pseudo-positives, or ``"auto"``: estimated from the fit data by empirical Bayes) and
+    ``fallback`` (what labels without a fit positive predict: ``never``, ``pooled``, ``native``) for a
+    :class:`ThresholdStrategy` fitted on scores; see :mod:`xmlthresh.strategies.pooling`. With ``pooling=0``
+    and ``fallback="never"`` nothing changes. The certified bounds stay those of the unpooled fit problem;
+    ``f_macro`` and the metrics are those of the pooled thresholds on the fit split."""
+
+    pooling: float | str
+    fallback: str
+
+    def _check_pooling(self) -> None:
+        from xmlthresh.strategies.pooling import check_pooling
+
+        check_pooling(self.pooling, self.fallback)
+
+    def _pool(self, split: ScoredSplit) -> None:
+        from xmlthresh.strategies.pooling import check_pooling, pool_thresholds
+
+        strength = check_pooling(self.pooling, self.fallback)
+        if strength == 0 and self.fallback == "never":
+            return
+        native = getattr(split, "native_threshold", None)
+        chosen = {}
+        if math.isnan(strength):  # "auto": chosen by cross-fitting on the fit split
+            from xmlthresh.strategies.pooling import cross_fitted_strength
+
+            def unpooled(part: ScoredSplit) -> np.ndarray:
+                plain = self.unfitted_copy()
+                plain.pooling, plain.fallback = 0.0, "never"
+                return plain.fit_scores(part).score_thresholds_
+
+            strength, means = cross_fitted_strength(unpooled, split, self.fallback, self.beta, native)
+            chosen = {"pooling_auto_f_macro": {f"{k:g}": v for k, v in means.items()}}
+        pooled, info = pool_thresholds(self.score_thresholds_, split.n_relevant, strength, self.fallback, native)
+        info.update(chosen)
+        self.score_thresholds_ = pooled
+        _, predicted = split.counts_at(pooled)
+        self.cuts_ = predicted.astype(np.int64)
+        self.metrics_ = self.evaluate_scores(split)
+        self.f_macro_ = self.metrics_["f_macro"]
+        self.info_.update(info)  # type: ignore[attr-defined]
+
+
 class ThresholdStrategy(BaseStrategy):
     """Base class: subclasses implement ``_choose(candidates, lists)`` -> candidate index per label.
 
@@ -296,11 +341,16 @@ class ThresholdStrategy(BaseStrategy):
 
     def fit_scores(self, split: ScoredSplit) -> "ThresholdStrategy":
         """Fit on the ranking of a scored split; ``score_thresholds_`` reproduce the cuts as score thresholds
-        (predict score >= threshold; -inf = predict all, +inf = predict nothing) for use on other splits."""
+        (predict score >= threshold; -inf = predict all, +inf = predict nothing) for use on other splits.
+        A strategy with partial pooling (:class:`PoolingMixin`) then pools them across labels."""
         ranking = split.ranking()
         self.fit_lists(ranking.lists)
         self.score_thresholds_ = ranking.thresholds_for_cuts(self.cuts_)
+        self._pool(split)
         return self
+
+    def _pool(self, split: ScoredSplit) -> None:
+        """Hook of :class:`PoolingMixin` (no pooling by default)."""
 
     def counts(self, split: ScoredSplit) -> tuple[np.ndarray, np.ndarray]:
         """Counted from the score thresholds directly ("predict all" columns are never materialised)."""

@@ -13,24 +13,28 @@ from xmlthresh.data.candidates import Candidates
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.strategies._kernels import coordinate_ascent, independent_argmax
 from xmlthresh.strategies.registry import STRATEGIES
-from xmlthresh.strategies.base import PrecisionControlMixin, ThresholdStrategy
+from xmlthresh.strategies.base import PoolingMixin, PrecisionControlMixin, ThresholdStrategy
 
 
 @STRATEGIES.register("coordinate")
-class CoordinateStrategy(PrecisionControlMixin, ThresholdStrategy):
-    """Cyclic coordinate ascent; ``max_passes`` bounds the work, ``tol`` is the smallest accepted gain."""
+class CoordinateStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy):
+    """Cyclic coordinate ascent; ``max_passes`` bounds the work, ``tol`` is the smallest accepted gain;
+    ``pooling`` / ``fallback`` on scores: see :class:`PoolingMixin`."""
 
     def __init__(self, beta: float = 1.0, max_passes: int = 1000, tol: float = 1e-15, min_precision: float = 0.0,
-                 smoothing: float = 0.0) -> None:
+                 smoothing: float = 0.0, pooling: float | str = 0.0, fallback: str = "never") -> None:
         super().__init__(beta=beta)
         self.min_precision = min_precision
         self.smoothing = smoothing
+        self.pooling = pooling
+        self.fallback = fallback
         self.max_passes = max_passes
         self.tol = tol
 
     def _check_params(self) -> None:
         super()._check_params()
         self._check_precision_control()
+        self._check_pooling()
         if not (isinstance(self.max_passes, int) and self.max_passes >= 1):
             raise ValueError(f"max_passes must be an integer >= 1, got {self.max_passes!r}")
         if not (self.tol >= 0):

@@ -48,7 +48,7 @@ from xmlthresh.metrics import f_beta
 from xmlthresh.validation import check_int, check_size
 from xmlthresh.strategies._domain_kernels import branch_and_bound, label_classes
 from xmlthresh.strategies._kernels import increment_sweep, select_crossing
-from xmlthresh.strategies.base import PrecisionControlMixin, ThresholdStrategy
+from xmlthresh.strategies.base import PoolingMixin, PrecisionControlMixin, ThresholdStrategy
 from xmlthresh.strategies.registry import STRATEGIES
 
 #: a hull maximiser closer than this (as a fraction of its edge) to an end point is taken to be that vertex
@@ -59,11 +59,12 @@ BYTES_PER_NODE = 56
 
 
 @STRATEGIES.register("domain")
-class DomainStrategy(PrecisionControlMixin, ThresholdStrategy):
+class DomainStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy):
     """Exact domain analysis with certified lower and upper bounds on the F-macro optimum.
 
     ``min_precision`` and ``smoothing`` (see :class:`PrecisionControlMixin`) change the problem that is solved;
-    the bounds then certify that problem."""
+    the bounds then certify that problem. ``pooling`` / ``fallback`` (on scores, see :class:`PoolingMixin`)
+    move the thresholds after the exact fit: the bounds stay those of the fit problem."""
 
     certified = True
 
@@ -72,11 +73,13 @@ class DomainStrategy(PrecisionControlMixin, ThresholdStrategy):
 
     def __init__(
         self, beta: float = 1.0, refine: str = "none", gap_tol: float = 1e-9, max_nodes: int = 100_000,
-        min_precision: float = 0.0, smoothing: float = 0.0,
+        min_precision: float = 0.0, smoothing: float = 0.0, pooling: float | str = 0.0, fallback: str = "never",
     ) -> None:
         super().__init__(beta=beta)
         self.min_precision = min_precision
         self.smoothing = smoothing
+        self.pooling = pooling
+        self.fallback = fallback
         self.refine = refine
         self.gap_tol = gap_tol
         self.max_nodes = max_nodes
@@ -84,6 +87,7 @@ class DomainStrategy(PrecisionControlMixin, ThresholdStrategy):
     def _check_params(self) -> None:
         super()._check_params()
         self._check_precision_control()
+        self._check_pooling()
         if self.refine == "bnb" and self.smoothing:
             raise ValueError("refine='bnb' branches on exact integer counts; it cannot be combined with smoothing")
         if self.refine not in self.REFINE:

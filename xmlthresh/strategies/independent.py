@@ -12,23 +12,28 @@ from xmlthresh.data.candidates import Candidates
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.strategies._kernels import independent_argmax
 from xmlthresh.strategies.registry import STRATEGIES
-from xmlthresh.strategies.base import PrecisionControlMixin, ThresholdStrategy
+from xmlthresh.strategies.base import PoolingMixin, PrecisionControlMixin, ThresholdStrategy
 
 
 @STRATEGIES.register("independent")
-class IndependentStrategy(PrecisionControlMixin, ThresholdStrategy):
+class IndependentStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy):
     """Per-label F_beta maximisation (exact macro-F optimum); reports its macro-F and its F-macro.
 
-    ``min_precision`` / ``smoothing``: see :class:`PrecisionControlMixin`."""
+    ``min_precision`` / ``smoothing``: see :class:`PrecisionControlMixin`; ``pooling`` / ``fallback`` (on
+    scores): see :class:`PoolingMixin`."""
 
-    def __init__(self, beta: float = 1.0, min_precision: float = 0.0, smoothing: float = 0.0) -> None:
+    def __init__(self, beta: float = 1.0, min_precision: float = 0.0, smoothing: float = 0.0,
+                 pooling: float | str = 0.0, fallback: str = "never") -> None:
         super().__init__(beta=beta)
         self.min_precision = min_precision
         self.smoothing = smoothing
+        self.pooling = pooling
+        self.fallback = fallback
 
     def _check_params(self) -> None:
         super()._check_params()
         self._check_precision_control()
+        self._check_pooling()
 
     def _choose(self, candidates: Candidates, lists: RankedLists) -> np.ndarray:
         return independent_argmax(candidates.cand_ptr, candidates.precision, candidates.recall, self.beta**2)
