@@ -120,10 +120,34 @@ def test_auto_strength_is_chosen_on_held_out_fit_documents_and_is_deterministic(
     def fit(part):
         return xmlthresh.fit_thresholds(part.scores, part.labels.toarray(), strategy="independent").thresholds
 
-    strength, means = cross_fitted_strength(fit, split, "never", 1.0)
+    strength, means = cross_fitted_strength(fit, lambda part, t, lam: pool_thresholds(t, part.n_relevant, lam, "never")[0],
+                                            split, 1.0)
     assert strength in STRENGTH_GRID and set(means) == set(STRENGTH_GRID)
     assert means[strength] == max(means.values())
     assert all(means[s] < means[strength] for s in STRENGTH_GRID if s < strength)  # the weakest of the best
     first = xmlthresh.fit_thresholds(scores, labels, strategy="independent", pooling="auto")
     again = xmlthresh.fit_thresholds(scores, labels, strategy="independent", pooling="auto")
     assert np.array_equal(first.thresholds, again.thresholds)
+
+
+def test_rank_space_pooling_moves_the_cut_per_positive_and_leaves_extreme_cuts():
+    from xmlthresh.strategies.pooling import pool_cuts
+
+    n_relevant = np.array([1, 1, 1, 1, 1, 2, 0, 3])
+    cuts = np.array([1, 2, 4, 8, 16, 0, 0, 100])  # label 5 predicts nothing, label 7 every document
+    scored = np.full(8, 100)
+    pooled, _ = pool_cuts(cuts, n_relevant, scored, 100, math.inf, "never")
+    assert pooled[:5].tolist() == [4] * 5  # the median of log(cut / s) over the group of one positive
+    assert pooled[5] == 0 and pooled[6] == 0 and pooled[7] == 100
+    assert np.array_equal(pool_cuts(cuts, n_relevant, scored, 100, 0.0, "never")[0], cuts)
+    with_fallback, _ = pool_cuts(cuts, n_relevant, scored, 100, 0.0, "pooled")
+    assert with_fallback[6] == 4 and np.array_equal(np.delete(with_fallback, 6), np.delete(cuts, 6))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), strength=st.sampled_from([0.5, 4.0, math.inf, "auto"]))
+def test_rank_space_pooling_fits_and_predicts_with_finite_or_extreme_thresholds(seed, strength):
+    scores, labels = _scores(seed)
+    result = xmlthresh.fit_thresholds(scores, labels, strategy="independent", pooling=strength, pooling_space="rank")
+    assert result.thresholds.shape == (labels.shape[1],) and not np.isnan(result.thresholds).any()
+    assert 0 <= result.f_macro <= 1

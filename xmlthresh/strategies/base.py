@@ -255,31 +255,33 @@ class PoolingMixin:
 
     pooling: float | str
     fallback: str
+    pooling_space: str
 
     def _check_pooling(self) -> None:
         from xmlthresh.strategies.pooling import check_pooling
 
-        check_pooling(self.pooling, self.fallback)
+        check_pooling(self.pooling, self.fallback, self.pooling_space)
 
     def _pool(self, split: ScoredSplit) -> None:
-        from xmlthresh.strategies.pooling import check_pooling, pool_thresholds
+        from xmlthresh.strategies.pooling import check_pooling, cross_fitted_strength
 
-        strength = check_pooling(self.pooling, self.fallback)
+        strength = check_pooling(self.pooling, self.fallback, self.pooling_space)
         if strength == 0 and self.fallback == "never":
             return
-        native = getattr(split, "native_threshold", None)
         chosen = {}
         if math.isnan(strength):  # "auto": chosen by cross-fitting on the fit split
-            from xmlthresh.strategies.pooling import cross_fitted_strength
 
-            def unpooled(part: ScoredSplit) -> np.ndarray:
+            def unpooled(part: ScoredSplit) -> "ThresholdStrategy":
                 plain = self.unfitted_copy()
                 plain.pooling, plain.fallback = 0.0, "never"
-                return plain.fit_scores(part).score_thresholds_
+                return plain.fit_scores(part)
 
-            strength, means = cross_fitted_strength(unpooled, split, self.fallback, self.beta, native)
+            def pool(part: ScoredSplit, fitted: "ThresholdStrategy", lam: float) -> np.ndarray:
+                return self._pooled_thresholds(part, fitted.cuts_, fitted.score_thresholds_, lam)[0]
+
+            strength, means = cross_fitted_strength(unpooled, pool, split, self.beta)
             chosen = {"pooling_auto_f_macro": {f"{k:g}": v for k, v in means.items()}}
-        pooled, info = pool_thresholds(self.score_thresholds_, split.n_relevant, strength, self.fallback, native)
+        pooled, info = self._pooled_thresholds(split, self.cuts_, self.score_thresholds_, strength)
         info.update(chosen)
         self.score_thresholds_ = pooled
         _, predicted = split.counts_at(pooled)
@@ -287,6 +289,19 @@ class PoolingMixin:
         self.metrics_ = self.evaluate_scores(split)
         self.f_macro_ = self.metrics_["f_macro"]
         self.info_.update(info)  # type: ignore[attr-defined]
+
+    def _pooled_thresholds(self, split: ScoredSplit, cuts: np.ndarray, thresholds: np.ndarray,
+                           strength: float) -> tuple[np.ndarray, dict[str, Any]]:
+        """The pooled score thresholds of a fit on ``split`` (its ``cuts`` and ``thresholds``)."""
+        from xmlthresh.strategies.pooling import pool_cuts, pool_thresholds
+
+        if self.pooling_space == "rank" and self.fallback != "native":
+            ranking = split.ranking()
+            pooled_cuts, info = pool_cuts(cuts, split.n_relevant, np.diff(ranking.score_ptr), split.n_docs, strength,
+                                          self.fallback)
+            return ranking.thresholds_for_cuts(pooled_cuts), info
+        return pool_thresholds(thresholds, split.n_relevant, strength, self.fallback,
+                               getattr(split, "native_threshold", None))
 
 
 class ThresholdStrategy(BaseStrategy):

@@ -22,12 +22,14 @@ class CoordinateStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy)
     ``pooling`` / ``fallback`` on scores: see :class:`PoolingMixin`."""
 
     def __init__(self, beta: float = 1.0, max_passes: int = 1000, tol: float = 1e-15, min_precision: float = 0.0,
-                 smoothing: float = 0.0, pooling: float | str = 0.0, fallback: str = "never") -> None:
+                 smoothing: float = 0.0, pooling: float | str = 0.0, fallback: str = "never",
+                 pooling_space: str = "score") -> None:
         super().__init__(beta=beta)
         self.min_precision = min_precision
         self.smoothing = smoothing
         self.pooling = pooling
         self.fallback = fallback
+        self.pooling_space = pooling_space
         self.max_passes = max_passes
         self.tol = tol
 

@@ -23,12 +23,13 @@ class IndependentStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy
     scores): see :class:`PoolingMixin`."""
 
     def __init__(self, beta: float = 1.0, min_precision: float = 0.0, smoothing: float = 0.0,
-                 pooling: float | str = 0.0, fallback: str = "never") -> None:
+                 pooling: float | str = 0.0, fallback: str = "never", pooling_space: str = "score") -> None:
         super().__init__(beta=beta)
         self.min_precision = min_precision
         self.smoothing = smoothing
         self.pooling = pooling
         self.fallback = fallback
+        self.pooling_space = pooling_space
 
     def _check_params(self) -> None:
         super()._check_params()

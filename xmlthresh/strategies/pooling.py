@@ -34,6 +34,9 @@ import numpy as np
 
 #: what labels without a fit positive get
 FALLBACKS = ("never", "pooled", "native")
+#: what is pooled: the score thresholds themselves, or the log of the cut per fit positive (log(cut_k / s_k),
+#: free of the scale of each label's scores), turned back into a threshold on the label's fit ranking
+SPACES = ("score", "rank")
 #: fewest finite thresholds a group's reference is taken from (smaller groups borrow from their neighbours)
 MIN_GROUP = 5
 #: the strengths ``pooling="auto"`` chooses from (pseudo-positives; the smallest of equally good ones wins)
@@ -42,8 +45,10 @@ STRENGTH_GRID = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, math.inf)
 STRENGTH_FOLDS = 3
 
 
-def check_pooling(strength: Any, fallback: Any) -> float:
-    """``strength`` as a float (``"auto"`` -> nan, estimated at fit time) and ``fallback`` checked."""
+def check_pooling(strength: Any, fallback: Any, space: Any = "score") -> float:
+    """``strength`` as a float (``"auto"`` -> nan, estimated at fit time), ``fallback`` and ``space`` checked."""
+    if space not in SPACES:
+        raise ValueError(f"pooling_space must be one of {', '.join(SPACES)}, got {space!r}")
     if fallback not in FALLBACKS:
         raise ValueError(f"fallback must be one of {', '.join(FALLBACKS)}, got {fallback!r}")
     if isinstance(strength, str):
@@ -114,11 +119,12 @@ def pool_thresholds(thresholds: np.ndarray, n_relevant: np.ndarray, strength: fl
     return out, info
 
 
-def cross_fitted_strength(fit: Callable[[Any], np.ndarray], split: Any, fallback: str, beta: float,
-                          native: float | None = None) -> tuple[float, dict[float, float]]:
+def cross_fitted_strength(fit: Callable[[Any], Any], pool: Callable[[Any, Any, float], np.ndarray], split: Any,
+                          beta: float) -> tuple[float, dict[float, float]]:
     """The strength of :data:`STRENGTH_GRID` whose pooled thresholds score the best mean F-macro on held-out
-    fit documents: ``fit(train_split)`` gives the unpooled thresholds of a training part, the documents are
-    dealt into :data:`STRENGTH_FOLDS` folds in turn. Returns (strength, {strength: mean held-out F-macro})."""
+    fit documents: ``fit(train_split)`` gives the unpooled fit of a training part, ``pool(train_split, fit,
+    strength)`` its pooled score thresholds; the documents are dealt into :data:`STRENGTH_FOLDS` folds in
+    turn. Returns (strength, {strength: mean held-out F-macro})."""
     from xmlthresh.metrics import evaluate
 
     fold = np.arange(split.n_docs) % STRENGTH_FOLDS
@@ -128,8 +134,7 @@ def cross_fitted_strength(fit: Callable[[Any], np.ndarray], split: Any, fallback
         unpooled = fit(train)
         kept = test.n_relevant > 0
         for i, lam in enumerate(STRENGTH_GRID):
-            pooled, _ = pool_thresholds(unpooled, train.n_relevant, lam, fallback, native)
-            tp, predicted = test.counts_at(pooled)
+            tp, predicted = test.counts_at(pool(train, unpooled, lam))
             totals[i] += evaluate(tp[kept], predicted[kept], test.n_relevant[kept], beta)["f_macro"]
     means = totals / STRENGTH_FOLDS
     best = int(np.argmax(means))  # the first maximum: the weakest pooling among equals
@@ -142,3 +147,29 @@ def rows(split: Any, mask: np.ndarray) -> Any:
 
     index = np.flatnonzero(mask)
     return replace(split, scores=split.scores[index], labels=split.labels[index], name=f"{split.name}[part]")
+
+
+def pool_cuts(cuts: np.ndarray, n_relevant: np.ndarray, n_scored: np.ndarray, n_docs: int, strength: float,
+              fallback: str) -> tuple[np.ndarray, dict[str, Any]]:
+    """Pooling in rank space: x_k = log(cut_k / s_k) pooled as :func:`pool_thresholds` pools thresholds, the
+    pooled cut round(s_k exp(x_k')) kept between 1 and the label's scored documents. Cuts of 0 (predict
+    nothing) and of every document (predict all) are neither moved nor used in references. ``fallback=pooled``
+    gives a label without a fit positive the cut of the rarest group for one positive (``native`` is a score,
+    see :func:`pool_thresholds`)."""
+    cuts = np.asarray(cuts, dtype=np.int64)
+    n_relevant = np.asarray(n_relevant, dtype=np.int64)
+    ratio = np.full(len(cuts), np.nan)
+    inside = (cuts > 0) & (cuts < n_docs) & (n_relevant > 0)
+    ratio[inside] = np.log(cuts[inside] / n_relevant[inside])
+    finite = np.where(np.isnan(ratio), np.inf, ratio)
+    pooled, info = pool_thresholds(finite, n_relevant, strength, "pooled" if fallback == "pooled" else "never")
+    out = cuts.copy()
+    moved = inside.copy()
+    out[moved] = np.rint(n_relevant[moved] * np.exp(pooled[moved])).astype(np.int64)
+    empty = n_relevant == 0
+    if fallback == "pooled" and np.isfinite(pooled[empty]).any():
+        out[empty] = np.rint(np.exp(pooled[empty])).astype(np.int64)
+        moved |= empty & np.isfinite(pooled)
+    out[moved] = np.clip(out[moved], 1, np.maximum(n_scored[moved], 1))
+    info["n_labels_pooled"] = int(np.count_nonzero(out[inside] != cuts[inside]))
+    return out, info
