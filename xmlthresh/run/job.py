@@ -241,6 +241,10 @@ def summary(result: Mapping[str, Any]) -> str:
             objective = result.get(f"{prefix}objective")
             of = f" [{objective}]" if objective and objective != "empirical F-macro" else ""
             lines.append(f"  {label}{of}: {low:.7f} <= optimum <= {up:.7f} (gap {up - low:.2e}){fixed_text}")
+    if result.get("f_macro_interval"):
+        low, high = result["f_macro_interval"]
+        lines.append(f"  on new documents ({100 * result['interval_level']:g} % interval from the fit split, "
+                     f"{result['interval_resamples']} bootstrap refits): F-macro in [{low:.4f}, {high:.4f}]")
     if result.get("n_labels_dropped"):
         lines.append(f"  {result['n_labels_dropped']} label(s) without relevant documents excluded")
     if "ranker" in result:

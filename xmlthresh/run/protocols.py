@@ -105,16 +105,20 @@ def protocol_spec(value: str | Mapping[str, Any] | ProtocolSpec | None, run_seed
 
 
 def fit_and_evaluate(strategy: BaseStrategy, data: RankedLists | ScoreData,
-                     protocol: str | Mapping[str, Any] | ProtocolSpec = "oracle", seed: int = 0) -> dict[str, Any]:
+                     protocol: str | Mapping[str, Any] | ProtocolSpec = "oracle", seed: int = 0,
+                     interval: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Fit ``strategy`` as the protocol says and return its evaluation (see module docstring).
 
     ``seed`` is the protocol's seed when ``protocol`` does not give one (a plain name). Whether "predict all"
-    is a candidate is a property of the data (``include_predict_all`` of the lists or splits)."""
+    is a candidate is a property of the data (``include_predict_all`` of the lists or splits).
+    ``interval`` (``level``, ``resamples``; ``resamples: 0`` for none): a fit on a split of scores (holdout,
+    crossfit) also reports ``f_macro_interval``, the interval of :mod:`xmlthresh.strategies.interval` for
+    the F-macro of its thresholds on new documents, from the fit split alone, resampled by the protocol's seed."""
     spec = protocol_spec(protocol, run_seed=seed)
     if isinstance(data, RankedLists):
         return _ranked_lists(strategy, data, spec)
     if isinstance(data, ScoreData):
-        return _score_data(strategy, data, spec)
+        return _score_data(strategy, data, spec, interval)
     raise TypeError(f"cannot fit thresholds on {type(data).__name__}; expected RankedLists or ScoreData")
 
 
@@ -137,7 +141,8 @@ def _ranked_lists(strategy, lists: RankedLists, spec: ProtocolSpec) -> dict[str,
             "fit_seconds": seconds}
 
 
-def _score_data(strategy, data: ScoreData, spec: ProtocolSpec) -> dict[str, Any]:
+def _score_data(strategy, data: ScoreData, spec: ProtocolSpec, interval: Mapping[str, Any] | None = None
+                ) -> dict[str, Any]:
     protocol = spec.name
     test = data.splits["test"]
     if protocol == "oracle":
@@ -163,7 +168,26 @@ def _score_data(strategy, data: ScoreData, spec: ProtocolSpec) -> dict[str, Any]
             log.warning("protocol=crossfit on the given scores of %r: there is no ranker to refit, so its validation "
                         "split is taken as the out-of-fold scores (fit on validation, evaluate on test)", data.name)
             fields.update(out_of_fold="given")
+    fields.update(_interval(strategy, fit, spec, interval))
     return {**result, **fields, "fit_seconds": seconds}
+
+
+def _interval(strategy, fit, spec: ProtocolSpec, interval: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The population interval of the fitted thresholds (``fit_and_evaluate``), with its ends as numbers too
+    (``f_macro_interval_low`` / ``_high``: what MLflow can show)."""
+    from xmlthresh.strategies.interval import DEFAULT_LEVEL, DEFAULT_RESAMPLES, check_interval, out_of_bootstrap_interval
+
+    settings = dict(interval or {})
+    resamples = settings.get("resamples", DEFAULT_RESAMPLES)
+    if resamples == 0:
+        return {}
+    try:
+        level, resamples = check_interval(settings.get("level", DEFAULT_LEVEL), resamples)
+    except ValueError as exc:
+        raise ProtocolError(str(exc)) from None
+    found = out_of_bootstrap_interval(strategy, fit, level, resamples, seed=spec.seed, apparent=strategy.f_macro_)
+    ends = found["f_macro_interval"] or [None, None]
+    return {**found, "f_macro_interval_low": ends[0], "f_macro_interval_high": ends[1]}
 
 
 def labels_without_fit_positive(fit, test) -> dict[str, int]:

@@ -95,7 +95,7 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
             compilation_done()
         warmup_seconds = time.perf_counter() - started
     log.info("fitting %s on %s (protocol %s)", strategy_name, dataset.name, protocol)
-    evaluation = fit_and_evaluate(strategy, data, protocol=spec)
+    evaluation = fit_and_evaluate(strategy, data, protocol=spec, interval=cfg.get("interval"))
     if dataset.population() is not None:  # a closed-form model (scipy.special only for those data sets)
         from xmlthresh.run.population_metrics import population_metrics
 

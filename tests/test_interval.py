@@ -1,0 +1,55 @@
+"""The interval for the F-macro of fitted thresholds on new documents (xmlthresh.strategies.interval): it
+follows the seed bit for bit, it widens when the fit split shrinks, bad settings are one clear error, and a
+holdout job reports it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.strategies.interval import check_interval, out_of_bootstrap_interval
+from xmlthresh.strategies.registry import STRATEGIES
+
+
+def _split(n_docs: int, seed: int = 0) -> ScoredSplit:
+    rng = np.random.default_rng(seed)
+    labels = rng.random((n_docs, 25)) < np.linspace(0.03, 0.3, 25)
+    return ScoredSplit(labels * 0.4 + rng.random((n_docs, 25)), labels)
+
+
+@pytest.mark.parametrize("name", ["independent", "domain"])
+def test_the_same_seed_gives_the_same_interval_bit_for_bit_and_another_seed_another(name):
+    strategy = STRATEGIES.build(name, {"beta": 1.0})
+    split = _split(300)
+    first = out_of_bootstrap_interval(strategy, split, seed=3)
+    assert first == out_of_bootstrap_interval(strategy, split, seed=3)
+    assert first["f_macro_interval"] != out_of_bootstrap_interval(strategy, split, seed=4)["f_macro_interval"]
+    low, high = first["f_macro_interval"]
+    assert 0 <= low < high <= 1 and first["interval_level"] == 0.9 and first["interval_resamples"] == 30
+
+
+def test_the_interval_widens_when_the_fit_split_shrinks():
+    strategy = STRATEGIES.build("domain", {"beta": 1.0})
+    widths = []
+    for n_docs in (1600, 400, 100):
+        low, high = out_of_bootstrap_interval(strategy, _split(n_docs, seed=1), seed=0)["f_macro_interval"]
+        widths.append(high - low)
+    assert widths[0] < widths[1] < widths[2], widths
+
+
+def test_a_higher_level_gives_a_wider_interval_from_the_same_refits():
+    strategy = STRATEGIES.build("independent", {"beta": 1.0})
+    narrow = out_of_bootstrap_interval(strategy, _split(300), level=0.5, seed=0)["f_macro_interval"]
+    wide = out_of_bootstrap_interval(strategy, _split(300), level=0.95, seed=0)["f_macro_interval"]
+    assert wide[0] <= narrow[0] and narrow[1] <= wide[1]
+
+
+@pytest.mark.parametrize("level, resamples, message", [
+    (0, 30, "level must be a number in"), (1.0, 30, "level must be a number in"), ("high", 30, "level must be"),
+    (0.9, 1, "resamples must be an integer >= 2"), (0.9, 2.5, "resamples must be an integer"),
+    (0.9, True, "resamples must be an integer"),
+])
+def test_bad_interval_settings_are_one_clear_error(level, resamples, message):
+    with pytest.raises(ValueError, match=message):
+        check_interval(level, resamples)
