@@ -235,4 +235,8 @@ def _end(tracker: Tracker, status: str, sync: str) -> None:
     elif sync == "background":
         from xmlthresh.tracking.sync import start_background_sync
 
-        start_background_sync(tracker.record_path)
+        try:
+            start_background_sync(tracker.record_path)
+        except OSError as exc:  # the run is done and recorded: its record waits for `xmlthresh sync`
+            log.warning("could not start the background sync of %s (%s); `xmlthresh sync` sends it",
+                        tracker.record_path, exc)
