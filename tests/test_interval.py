@@ -53,3 +53,16 @@ def test_a_higher_level_gives_a_wider_interval_from_the_same_refits():
 def test_bad_interval_settings_are_one_clear_error(level, resamples, message):
     with pytest.raises(ValueError, match=message):
         check_interval(level, resamples)
+
+
+def test_the_seen_label_share_follows_good_turing():
+    from xmlthresh.strategies.interval import seen_label_share
+
+    assert seen_label_share(np.array([3, 5, 1, 2]), 100, 100) == 1.0  # every label seen: nothing unseen occurs
+    assert seen_label_share(np.array([0, 0, 5, 2]), 100, 100) == 1.0  # nothing seen once: no unseen mass
+    few, many = (seen_label_share(np.array([0, 0, 0, 1, 1, 4]), 50, n_new) for n_new in (10, 1000))
+    assert 0 < many < few < 1  # more new documents: more of the unseen labels occur
+    # two labels seen once in 50 documents, three unseen: 2 * 1000 / (50 * 3) occurrences each expected
+    expected_unseen = 3 * (1 - np.exp(-2 * 1000 / (50 * 3)))
+    expected_seen = 2 * (1 - (1 - 1 / 50) ** 1000) + (1 - (1 - 4 / 50) ** 1000)
+    assert many == pytest.approx(expected_seen / (expected_seen + expected_unseen), rel=1e-12)

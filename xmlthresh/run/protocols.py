@@ -168,13 +168,15 @@ def _score_data(strategy, data: ScoreData, spec: ProtocolSpec, interval: Mapping
             log.warning("protocol=crossfit on the given scores of %r: there is no ranker to refit, so its validation "
                         "split is taken as the out-of-fold scores (fit on validation, evaluate on test)", data.name)
             fields.update(out_of_fold="given")
-    fields.update(_interval(strategy, fit, spec, interval))
+    fields.update(_interval(strategy, fit, spec, interval, new_documents=int(test.n_docs)))
     return {**result, **fields, "fit_seconds": seconds}
 
 
-def _interval(strategy, fit, spec: ProtocolSpec, interval: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The population interval of the fitted thresholds (``fit_and_evaluate``), with its ends as numbers too
-    (``f_macro_interval_low`` / ``_high``: what MLflow can show)."""
+def _interval(strategy, fit, spec: ProtocolSpec, interval: Mapping[str, Any] | None,
+              new_documents: int) -> dict[str, Any]:
+    """The population interval of the fitted thresholds on ``new_documents`` new documents (the size of the
+    evaluation split: its labels are not used), with its ends as numbers too (``f_macro_interval_low`` /
+    ``_high``: what MLflow can show)."""
     from xmlthresh.strategies.interval import DEFAULT_LEVEL, DEFAULT_RESAMPLES, check_interval, out_of_bootstrap_interval
 
     settings = dict(interval or {})
@@ -185,7 +187,8 @@ def _interval(strategy, fit, spec: ProtocolSpec, interval: Mapping[str, Any] | N
         level, resamples = check_interval(settings.get("level", DEFAULT_LEVEL), resamples)
     except ValueError as exc:
         raise ProtocolError(str(exc)) from None
-    found = out_of_bootstrap_interval(strategy, fit, level, resamples, seed=spec.seed, apparent=strategy.f_macro_)
+    found = out_of_bootstrap_interval(strategy, fit, level, resamples, seed=spec.seed, apparent=strategy.f_macro_,
+                                      new_documents=new_documents)
     ends = found["f_macro_interval"] or [None, None]
     return {**found, "f_macro_interval_low": ends[0], "f_macro_interval_high": ends[1]}
 
