@@ -66,3 +66,17 @@ def test_the_seen_label_share_follows_good_turing():
     expected_unseen = 3 * (1 - np.exp(-2 * 1000 / (50 * 3)))
     expected_seen = 2 * (1 - (1 - 1 / 50) ** 1000) + (1 - (1 - 4 / 50) ** 1000)
     assert many == pytest.approx(expected_seen / (expected_seen + expected_unseen), rel=1e-12)
+
+
+def test_a_holdout_fit_reports_the_interval_when_asked_and_not_by_default():
+    from xmlthresh.data.multilabel import ScoreData
+    from xmlthresh.run.protocols import fit_and_evaluate
+
+    fit, test = _split(200, seed=2), _split(300, seed=3)
+    data = ScoreData(name="toy", splits={"validation": fit, "test": test})
+    strategy = STRATEGIES.build("independent", {"beta": 1.0})
+    assert "f_macro_interval" not in fit_and_evaluate(strategy, data, protocol="holdout")
+    result = fit_and_evaluate(strategy, data, protocol="holdout", interval={"level": 0.8, "resamples": 10})
+    low, high = result["f_macro_interval"]
+    assert (result["f_macro_interval_low"], result["f_macro_interval_high"]) == (low, high) and low < high
+    assert result["interval_level"] == 0.8 and result["interval_resamples"] == 10

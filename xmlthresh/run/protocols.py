@@ -111,8 +111,8 @@ def fit_and_evaluate(strategy: BaseStrategy, data: RankedLists | ScoreData,
 
     ``seed`` is the protocol's seed when ``protocol`` does not give one (a plain name). Whether "predict all"
     is a candidate is a property of the data (``include_predict_all`` of the lists or splits).
-    ``interval`` (``level``, ``resamples``; ``resamples: 0`` for none): a fit on a split of scores (holdout,
-    crossfit) also reports ``f_macro_interval``, the interval of :mod:`xmlthresh.strategies.interval` for
+    ``interval`` (``level``, ``resamples``; none without it or with ``resamples: 0``): a fit on a split of
+    scores (holdout, crossfit) also reports ``f_macro_interval``, the interval of :mod:`xmlthresh.strategies.interval` for
     the F-macro of its thresholds on new documents, from the fit split alone, resampled by the protocol's seed."""
     spec = protocol_spec(protocol, run_seed=seed)
     if isinstance(data, RankedLists):
@@ -177,10 +177,10 @@ def _interval(strategy, fit, spec: ProtocolSpec, interval: Mapping[str, Any] | N
     """The population interval of the fitted thresholds on ``new_documents`` new documents (the size of the
     evaluation split: its labels are not used), with its ends as numbers too (``f_macro_interval_low`` /
     ``_high``: what MLflow can show)."""
-    from xmlthresh.strategies.interval import DEFAULT_LEVEL, DEFAULT_RESAMPLES, check_interval, out_of_bootstrap_interval
+    from xmlthresh.strategies.interval import DEFAULT_LEVEL, check_interval, out_of_bootstrap_interval
 
     settings = dict(interval or {})
-    resamples = settings.get("resamples", DEFAULT_RESAMPLES)
+    resamples = settings.get("resamples", 0)
     if resamples == 0:
         return {}
     try:
