@@ -151,3 +151,25 @@ def test_rank_space_pooling_fits_and_predicts_with_finite_or_extreme_thresholds(
     result = xmlthresh.fit_thresholds(scores, labels, strategy="independent", pooling=strength, pooling_space="rank")
     assert result.thresholds.shape == (labels.shape[1],) and not np.isnan(result.thresholds).any()
     assert 0 <= result.f_macro <= 1
+
+
+def test_rank_space_fallback_leaves_a_label_without_scored_documents_predicting_nothing():
+    """A label with neither a fit positive nor a scored document (sparse top-k scores) keeps cut 0."""
+    from xmlthresh.strategies.pooling import pool_cuts
+
+    cuts, _ = pool_cuts(np.array([1, 2, 4, 8, 16, 0]), np.array([1, 1, 1, 1, 1, 0]), np.array([50, 50, 50, 50, 50, 0]),
+                        100, 1.0, "pooled")
+    assert cuts[5] == 0
+    with pytest.raises(ValueError, match="fallback=native gives a score threshold"):
+        check_pooling(1.0, "native", "rank")
+
+
+def test_rank_space_fallback_on_sparse_top_k_scores_fits():
+    import scipy.sparse as sp
+
+    scores, labels = _scores(5)
+    scores[:, -1] = 0.0
+    labels[:, -1] = False  # no fit positive and, in the sparse matrix, no scored document
+    result = xmlthresh.fit_thresholds(sp.csr_matrix(scores), labels, strategy="independent", pooling=2.0,
+                                      pooling_space="rank", fallback="pooled")
+    assert result.thresholds[-1] == np.inf

@@ -199,3 +199,9 @@ def test_the_progress_line_knows_how_many_jobs_a_sweep_has():
     assert count_jobs(cfg) == 18
     cfg.hydra.overrides.task = [*overrides, "seed=range(0)"]
     assert count_jobs(cfg) == 0
+
+
+def test_an_untracked_sweep_with_a_failed_job_exits_1(isolated_home):
+    proc = sweep(isolated_home, "tracking.enabled=false", "beta=-1,1", "plots=false")
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "1 job(s) of the sweep failed" in proc.stderr

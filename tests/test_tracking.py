@@ -174,11 +174,13 @@ def test_runs_whose_process_is_gone_are_marked_killed(tmp_path, isolated_home):
     client = mlflow.MlflowClient(uri)
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead_pid = gone.stdout.strip()
-    me = tracking.process_tags()
+    me = {**tracking.process_tags(), "xmlthresh.sweep": "parent"}  # only sweep parents are ended
     cases = {"dead": {**me, tracking.PID_TAG: dead_pid, tracking.PID_START_TAG: ""},
              "reused pid": {**me, tracking.PID_START_TAG: "1"},  # our pid, but another process's start time
              "alive": me, "other host": {**me, tracking.PID_TAG: dead_pid, tracking.HOST_TAG: "elsewhere"},
-             "old version": {}}
+             "old version": {"xmlthresh.sweep": "parent"},
+             # a job's run being sent by another process: left to that send
+             "a job's run": {**me, tracking.PID_TAG: dead_pid, tracking.PID_START_TAG: "", "xmlthresh.sweep": "job"}}
     ids = {name: client.create_run(experiment_id, run_name=name, tags=tags).info.run_id for name, tags in cases.items()}
     ended = tracking.mark_dead_runs(uri, "exp")
     assert sorted(ended) == sorted([ids["dead"], ids["reused pid"]])

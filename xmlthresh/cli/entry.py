@@ -68,7 +68,8 @@ def main() -> None:
         sweep.close_unfinished_sweep(exc)
         raise
     if sweep.last_sweep_failures:
-        print(f"xmlthresh: {sweep.last_sweep_failures} job(s) of the sweep failed (see MLflow)", file=sys.stderr)
+        print(f"xmlthresh: {sweep.last_sweep_failures} job(s) of the sweep failed (their errors are above, and in "
+              "MLflow when tracking is on)", file=sys.stderr)
         sys.exit(1)
 
 

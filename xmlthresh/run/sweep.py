@@ -112,6 +112,8 @@ class MlflowSweepCallback(Callback):
         stop_joblib_workers()
         tracking = config.get("tracking", {})
         sweep_dir = Path(config.hydra.sweep.dir)
+        # the jobs' own reports of failure set the exit code, tracked or not
+        last_sweep_failures = failed_jobs(sweep_dir)
         parent = parent_run_id(sweep_dir)
         if not tracking.get("enabled", True) or parent is None:
             return
@@ -120,9 +122,9 @@ class MlflowSweepCallback(Callback):
 
         counts = send_sweep_records(sweep_dir, parent)
         failed = counts["n_failed"]
-        finish_sweep_parent(uri, parent, counts, failed=bool(failed))
+        last_sweep_failures = max(last_sweep_failures, failed)
+        finish_sweep_parent(uri, parent, counts, failed=bool(last_sweep_failures))
         _open_sweep = None
-        last_sweep_failures = failed
         log.info("sweep finished: %s", ", ".join(f"{k[2:]} {v}" for k, v in counts.items()))
         report = config.get("report", {}) or {}
         if report.get("enabled", False):
@@ -257,6 +259,12 @@ def record_job_outcome(sweep_dir: str | Path, job_num: int, outcome: str) -> Non
     folder = Path(sweep_dir) / PROGRESS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{job_num}.{outcome}").touch()
+
+
+def failed_jobs(sweep_dir: str | Path) -> int:
+    """How many jobs of the sweep reported ``failed`` (:func:`record_job_outcome`)."""
+    folder = Path(sweep_dir) / PROGRESS_DIR
+    return len(list(folder.glob("*.failed"))) if folder.is_dir() else 0
 
 
 def count_jobs(config: DictConfig) -> int | None:

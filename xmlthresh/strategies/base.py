@@ -295,7 +295,7 @@ class PoolingMixin:
         """The pooled score thresholds of a fit on ``split`` (its ``cuts`` and ``thresholds``)."""
         from xmlthresh.strategies.pooling import pool_cuts, pool_thresholds
 
-        if self.pooling_space == "rank" and self.fallback != "native":
+        if self.pooling_space == "rank":
             ranking = split.ranking()
             pooled_cuts, info = pool_cuts(cuts, split.n_relevant, np.diff(ranking.score_ptr), split.n_docs, strength,
                                           self.fallback)

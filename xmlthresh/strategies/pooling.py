@@ -49,6 +49,8 @@ def check_pooling(strength: Any, fallback: Any, space: Any = "score") -> float:
     """``strength`` as a float (``"auto"`` -> nan, estimated at fit time), ``fallback`` and ``space`` checked."""
     if space not in SPACES:
         raise ValueError(f"pooling_space must be one of {', '.join(SPACES)}, got {space!r}")
+    if space == "rank" and fallback == "native":
+        raise ValueError("fallback=native gives a score threshold: use it with pooling_space=score")
     if fallback not in FALLBACKS:
         raise ValueError(f"fallback must be one of {', '.join(FALLBACKS)}, got {fallback!r}")
     if isinstance(strength, str):
@@ -170,6 +172,7 @@ def pool_cuts(cuts: np.ndarray, n_relevant: np.ndarray, n_scored: np.ndarray, n_
     if fallback == "pooled" and np.isfinite(pooled[empty]).any():
         out[empty] = np.rint(np.exp(pooled[empty])).astype(np.int64)
         moved |= empty & np.isfinite(pooled)
-    out[moved] = np.clip(out[moved], 1, np.maximum(n_scored[moved], 1))
+    # at least one document, at most the label's scored ones (a label without any scored document: none)
+    out[moved] = np.minimum(np.maximum(out[moved], 1), n_scored[moved])
     info["n_labels_pooled"] = int(np.count_nonzero(out[inside] != cuts[inside]))
     return out, info

@@ -297,18 +297,21 @@ def process_alive(pid: int, started: str = "") -> bool:
 
 
 def mark_dead_runs(uri: str | None, experiment: str) -> list[str]:
-    """End as KILLED (with an ``error`` tag saying why) every RUNNING run of ``experiment`` whose process, on
-    this host, is gone -- a sweep killed with SIGKILL, a launcher the OS killed for memory: nothing could
-    close its parent run, and it would stay RUNNING forever. (A job's own run reaches MLflow only from its
-    finished record.) Runs of other hosts, and runs without the process tags, are left alone. Returns the
-    ids of the runs it ended."""
+    """End as KILLED (with an ``error`` tag saying why) every RUNNING sweep parent of ``experiment`` whose
+    process, on this host, is gone -- a sweep killed with SIGKILL, a launcher the OS killed for memory:
+    nothing could close its parent run, and it would stay RUNNING forever. A job's own run is not touched:
+    it reaches MLflow from its record, and a RUNNING one is a send in progress (or interrupted, which the
+    next send finishes). Runs of other hosts, and runs without the process tags, are left alone. Returns
+    the ids of the runs it ended."""
     client = client_for(uri)
     found = client.get_experiment_by_name(experiment)
     if found is None:
         return []
+    # only sweep parents stay RUNNING while their process works: a job's run is created and ended in one send
+    # of its record, and a send that was interrupted is finished by the next one
     running = [(run.info.run_id, run.data.tags) for run in retry_when_locked(
         lambda: client.search_runs([found.experiment_id], "attributes.status = 'RUNNING'", max_results=50_000),
-        "looking up running runs")]
+        "looking up running runs") if run.data.tags.get("xmlthresh.sweep") == "parent"]
     host, ended = socket.gethostname(), []
     for run_id, tags in running:
         pid = tags.get(PID_TAG, "")

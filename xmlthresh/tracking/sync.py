@@ -170,7 +170,8 @@ def sync_records(paths: Iterable[Path], wait: bool = True, parent_run_id: str | 
         try:
             done.append(sync_record(Path(path), wait=wait, parent_run_id=parent_run_id))
         except RecordBusy:
-            problems.append((Path(path), "another process is sending it"))
+            problems.append((Path(path), "another process is sending it" if not wait else
+                             f"another process is still sending it after {LOCK_WAIT:.0f} s: gave up waiting"))
         except Exception as exc:  # noqa: BLE001 - one bad record must not keep the others from MLflow
             problems.append((Path(path), f"{type(exc).__name__}: {exc}"))
     return done, problems
@@ -212,12 +213,16 @@ def background_main(record: str) -> int:
 
 
 def _note_cpu(path: Path) -> None:
-    """Add this process's CPU seconds to the record (for benchmarks; a record that changed hands is left)."""
+    """Add this process's CPU seconds to the record (for benchmarks), under the record's lock; a record
+    another process holds, or one not sent, is left as it is."""
+    from filelock import FileLock, Timeout
+
     try:
-        record = json.loads(path.read_text())
-        record["sync_cpu_seconds"] = round(_cpu_seconds(), 3)
-        write_record(path, record)
-    except (OSError, ValueError):
+        with FileLock(str(path) + ".lock", timeout=5):
+            record = read_record(path)
+            if record.get("synced"):
+                write_record(path, {**record, "sync_cpu_seconds": round(_cpu_seconds(), 3)})
+    except (OSError, ValueError, Timeout):
         pass
 
 
@@ -239,7 +244,7 @@ def command(args: list[str]) -> int:
           f"({time.monotonic() - started:.1f} s)")
     for path, problem in problems:
         print(f"  not sent: {path}: {problem}", file=sys.stderr)
-    return 1 if any("another process" not in problem for _, problem in problems) else 0
+    return 1 if any(not problem.endswith("is sending it") for _, problem in problems) else 0
 
 
 if __name__ == "__main__":
