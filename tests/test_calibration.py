@@ -86,13 +86,18 @@ def entries_of(scores, labels, k: int, sparse: bool) -> tuple[np.ndarray, np.nda
     return docs, column[docs], labels[docs, k].astype(np.float64)
 
 
+def fitted_at_fit_scores(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel's steps (block starts, block values) for (x, y) and its fitted value at every x."""
+    starts, values = kernel_fit(x, y)
+    return starts, values, _step_eval(starts, values, x.astype(np.float64))
+
+
 # ---------------------------------------------------------------------- the regression kernel
 @SETTINGS
 @given(regressions())
 def test_pav_equals_sklearn_at_every_fit_score(data):
     x, y = data
-    starts, values = kernel_fit(x, y)
-    ours = _step_eval(starts, values, x.astype(np.float64))
+    _, _, ours = fitted_at_fit_scores(x, y)
     np.testing.assert_allclose(ours, sklearn_isotonic(x, y).predict(x), rtol=0, atol=TOL)
 
 
@@ -101,8 +106,7 @@ def test_pav_equals_sklearn_at_every_fit_score(data):
 def test_tied_scores_share_one_value_and_the_steps_rise_strictly(data):
     """The tie convention (both implementations): ties are pooled first, never split between two blocks."""
     x, y = data
-    starts, values = kernel_fit(x, y)
-    fitted = _step_eval(starts, values, x.astype(np.float64))
+    starts, values, fitted = fitted_at_fit_scores(x, y)
     for level in np.unique(x):
         assert np.ptp(fitted[x == level]) == 0.0
     assert len(np.unique(starts)) == len(starts)  # a block starts at a distinct score

