@@ -101,7 +101,7 @@ def test_a_fit_with_fallback_pooled_predicts_labels_without_fit_positives_and_re
 @pytest.mark.parametrize("strength, fallback, message", [
     (-1, "never", "pooling must be a number >= 0"), ("strong", "never", "pooling must be a number >= 0"),
     (float("nan"), "never", "pooling must be a number >= 0"), (True, "never", "pooling must be a number >= 0"),
-    (0, "all", "fallback must be one of never, pooled, native"),
+    (0, "all", "fallback must be one of never, pooled, native, top"),
 ])
 def test_nonsense_pooling_settings_are_one_clear_error(strength, fallback, message):
     with pytest.raises(ValueError, match=message):

@@ -42,6 +42,14 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
     (default 0..n-1). ``include_predict_all``: whether "predict every document" is a candidate for a label.
 
     Labels without a relevant document are excluded from F-macro (their threshold is +inf, never predict).
+
+    Which strategy: ``domain`` (the default) is the exact optimum *of these documents*, and its certified
+    bounds hold for them, not for new documents: fitted on one labelled sample and applied to another, its
+    thresholds drift to the ends of the PR curves. For thresholds that will be applied to new documents use
+    ``strategy="pooled"`` (``domain`` with precision smoothing, at most 20 predictions per fit positive and a
+    fallback for labels without a fit positive; chosen on the development collection of the transfer study,
+    docs/pooled.md), which :class:`~xmlthresh.ThresholdClassifier` uses by default.
+
     Strategies of kind "uses test scores" (``xcolumns_bca``) choose their predictions on the scores they
     predict: the result has no per-label thresholds, and ``result.predict(scores)`` re-optimises on them.
     """

@@ -78,7 +78,10 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Thresholds a multi-label classifier's scores per label to maximise F-macro (see the module docstring).
 
     Parameters: ``estimator`` (multi-label classifier with ``decision_function`` or ``predict_proba``),
-    ``strategy`` (a registered strategy name; ``domain``: the certified optimum on the out-of-fold scores),
+    ``strategy`` (a registered strategy name; default ``pooled``, the rule recommended for thresholds applied
+    to new documents: ``domain`` with precision smoothing, a cap on the documents predicted per positive and a
+    fallback for labels without an out-of-fold positive, see :mod:`xmlthresh.strategies.pooled`; ``domain``
+    gives the certified optimum of the out-of-fold scores themselves),
     ``beta``, ``cv`` (folds, a splitter, an iterable of (train, test), or ``"prefit"``), ``strategy_params``
     (dict of the strategy's other parameters), ``response_method`` (``"auto"``: ``decision_function``, else
     ``predict_proba``), ``random_state`` (shuffling of the folds).
@@ -89,7 +92,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     ``n_features_in_`` / ``feature_names_in_`` when the estimator has them.
     """
 
-    def __init__(self, estimator: Any, strategy: str = "domain", beta: float = 1.0, cv: Any = 5,
+    def __init__(self, estimator: Any, strategy: str = "pooled", beta: float = 1.0, cv: Any = 5,
                  strategy_params: dict[str, Any] | None = None, response_method: str = "auto",
                  random_state: Any = None) -> None:
         self.estimator = estimator

@@ -74,7 +74,7 @@ def main() -> None:
 
 
 #: the top-level keys only one task reads: ``--cfg job`` shows those of the chosen task (``task=...``)
-TASK_KEYS = {"thresholds": ("strategy", "dataset", "protocol", "ranker", "beta", "ceiling"),
+TASK_KEYS = {"thresholds": ("strategy", "dataset", "protocol", "ranker", "beta", "ceiling", "achievable"),
              "cde": ("estimator", "cde_dataset", "cde")}
 
 
@@ -167,7 +167,7 @@ def help_text() -> str:
              "", "Usage: xmlthresh [group=option ...] [key=value ...]   (-m: a sweep over comma-separated values)", ""]
     for group in GROUPS:
         lines += option_lines(group)
-    lines += ["", "settings: seed, beta, task (thresholds | cde), plots, figures, plot_labels, ceiling, warm_up, force, "
+    lines += ["", "settings: seed, beta, task (thresholds | cde), plots, figures, plot_labels, ceiling, achievable, warm_up, force, "
               "report.*, tracking.*",
               "(xmlthresh --cfg job shows those of the chosen task with their values)", "", "Examples:"]
     for command, what in EXAMPLES:

@@ -12,6 +12,12 @@ certified bounds) works unchanged on the controlled problem:
   documents no longer looks perfect. Cut 0 ("predict nothing") keeps p = 0. Smoothing re-scores the
   candidate cuts of the empirical problem (just after a relevant document, or predict all); it never makes
   a cut that found no relevant document a candidate.
+* :func:`with_predicted_cap` -- only cuts of at most ``ratio`` x s_k documents remain (a label predicts at
+  most ``ratio`` times as many documents as it has fit positives, so the rule's predictions are at most
+  ``ratio`` times the fit positives in total and micro precision stays >= micro recall / ``ratio``); a label
+  left with none (its first relevant document ranks below the cap) gets the cap itself, its top
+  floor(ratio s_k) documents. This is what stops F-macro from being won by predicting every document: with
+  F-macro's arithmetic, "predict all" is worth recall 1 at precision pi_k to a label whose ranking is weak.
 * :func:`with_precision_floor` -- only candidates whose (estimated) precision is at least ``floor`` remain;
   a label with none gets one explicit "predict nothing" candidate (cut 0, p = r = 0). The lower bound on
   precision is the class of threshold rules in which the empirical optimum is consistent (reference work,
@@ -44,6 +50,40 @@ def check_smoothing(value: object) -> float:
             or not (0.0 <= float(value) < np.inf):
         raise ValueError(f"smoothing must be a finite number >= 0 (pseudo-documents), got {value!r}")
     return float(value)
+
+
+def check_predicted_cap(value: object) -> float:
+    """``max_predicted_per_positive`` as a float > 0 (``None`` or ``inf``: no cap)."""
+    if value is None:
+        return float("inf")
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or np.isnan(value) or not float(value) > 0.0:
+        raise ValueError(f"max_predicted_per_positive must be a number > 0 (documents predicted per fit positive) "
+                         f"or null for no cap, got {value!r}")
+    return float(value)
+
+
+def with_predicted_cap(candidates: Candidates, ratio: float, list_length: np.ndarray) -> Candidates:
+    """Keep the candidate cuts of at most ``ratio`` x s_k documents (module docstring); a label left with none
+    gets one candidate at the cap, min(max(floor(ratio s_k), 1), L_k) documents with no relevant one among
+    them. ``ratio = inf`` keeps everything. Apply before :func:`smoothed` (the cap's candidate is smoothed
+    like the others)."""
+    if not np.isfinite(ratio):
+        return candidates
+    n = candidates.n_labels
+    label = candidates.label_of
+    s = np.asarray(candidates.n_relevant, dtype=np.float64)
+    keep = candidates.cut <= ratio * s[label]
+    empty = np.flatnonzero(np.bincount(label[keep], minlength=n) == 0)
+    cap = np.minimum(np.maximum(np.floor(ratio * s[empty]), 1), np.asarray(list_length)[empty]).astype(np.int64)
+    new_label = np.concatenate([label[keep], empty])
+    order = np.argsort(new_label, kind="stable")
+    tp = np.concatenate([candidates.tp[keep], np.zeros(len(empty), dtype=candidates.tp.dtype)])[order]
+    cut = np.concatenate([candidates.cut[keep], cap.astype(candidates.cut.dtype)])[order]
+    ptr = np.r_[0, np.cumsum(np.bincount(new_label, minlength=n))].astype(np.int64)
+    if candidates.objective_precision is not None or candidates.objective_recall is not None:
+        raise ValueError("with_predicted_cap acts on the empirical candidates: apply it before smoothed()")
+    return Candidates(ptr, tp, cut, candidates.n_relevant, candidates.num_docs)
 
 
 def smoothed(candidates: Candidates, strength: float) -> Candidates:

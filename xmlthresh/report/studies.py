@@ -70,6 +70,9 @@ def transfer_table(results: pd.DataFrame, reference: str = REFERENCE) -> pd.Data
                    "ceiling": ceiling.mean() if len(ceiling) else np.nan,
                    "diff_to_ref": paired.mean() if len(paired) else np.nan,
                    "diff_to_ref_se": _se(paired) if len(paired) else np.nan}
+            for metric in ("macro_f", "micro_f", "achievable_f_macro"):
+                if metric in runs:
+                    row[metric] = runs[metric].mean()
             if len(ref) and len(ceiling):
                 denominator = ceiling.mean() - ref.mean()
                 row["gap_closed"] = (f.mean() - ref.mean()) / denominator if denominator > 0 else np.nan
@@ -79,16 +82,36 @@ def transfer_table(results: pd.DataFrame, reference: str = REFERENCE) -> pd.Data
     return pd.DataFrame(rows)
 
 
-def transfer_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Average gap closed over data sets per (protocol, variant), and how many data sets it is below the
-    reference by more than one SE of the paired difference."""
+def transfer_summary(table: pd.DataFrame, results: pd.DataFrame | None = None,
+                     reference: str = REFERENCE) -> pd.DataFrame:
+    """Per (protocol, variant), over data sets: the mean, median and pooled gap closed (pooled: the summed
+    gains over the summed gaps), how many data sets are below the reference by more than one SE of the paired
+    difference, the mean F-macro, macro-F and micro-F (and achievable F-macro when the jobs measured it) and,
+    with ``results``, the mean paired difference to the reference in F points (x 100) with its SE over every
+    (data set, seed) pair."""
     if table.empty or "gap_closed" not in table:
         return pd.DataFrame()
     below = table["diff_to_ref"] < -table["diff_to_ref_se"].fillna(0.0)
-    summary = table.assign(below_ref_by_1se=below).groupby(["protocol", "variant", "kind"]).agg(
-        mean_gap_closed=("gap_closed", "mean"), n_datasets=("dataset", "nunique"),
-        datasets_below_ref_by_1se=("below_ref_by_1se", "sum"), mean_f_macro=("f_macro", "mean"))
-    return summary.reset_index().sort_values(["protocol", "mean_gap_closed"], ascending=[True, False])
+    gap = table["ceiling"] - table["f_macro"] + table["diff_to_ref"]  # ceiling - reference, per row
+    aggregations = dict(mean_gap_closed=("gap_closed", "mean"), median_gap_closed=("gap_closed", "median"),
+                        gain=("diff_to_ref", "sum"), gap=("gap", "sum"), n_datasets=("dataset", "nunique"),
+                        datasets_below_ref_by_1se=("below_ref_by_1se", "sum"), mean_f_macro=("f_macro", "mean"))
+    for metric in ("macro_f", "micro_f", "achievable_f_macro"):
+        if metric in table:
+            aggregations[f"mean_{metric}"] = (metric, "mean")
+    summary = table.assign(below_ref_by_1se=below, gap=gap).groupby(["protocol", "variant", "kind"]).agg(
+        **aggregations).reset_index()
+    summary["pooled_gap_closed"] = summary.pop("gain") / summary.pop("gap")
+    if results is not None and not results.empty:
+        points = []
+        for (protocol, variant), runs in results.groupby(["protocol", "variant"]):
+            ref = results[(results["protocol"] == protocol) & (results["variant"] == reference)]
+            paired = (runs.set_index(["dataset", "seed"])["f_macro"]
+                      - ref.set_index(["dataset", "seed"])["f_macro"]).dropna() * 100.0
+            points.append({"protocol": protocol, "variant": variant, "dF_points": paired.mean() if len(paired) else np.nan,
+                           "dF_points_se": _se(paired) if len(paired) else np.nan})
+        summary = summary.merge(pd.DataFrame(points), on=["protocol", "variant"], how="left")
+    return summary.sort_values(["protocol", "mean_gap_closed"], ascending=[True, False])
 
 
 def transfer_plot(table: pd.DataFrame) -> bytes:
@@ -163,7 +186,7 @@ def write_study_report(study: str, sweep_dir: Path, out_dir: Path | None = None)
         return {"markdown": paths["markdown"]}
     if study == "transfer":
         table = transfer_table(results)
-        summary = transfer_summary(table)
+        summary = transfer_summary(table, results)
         markdown = (f"# Transfer of thresholds to the test split\n\n{len(results)} runs from `{sweep_dir}`.\n\n"
                     f"## Average gap closed over data sets\n\n{to_markdown(summary, 4)}\n"
                     f"## Per data set\n\n{to_markdown(table, 4)}")

@@ -23,6 +23,7 @@ from xmlthresh.datasets import DATASETS
 from xmlthresh._util.files import write_text_atomic
 from xmlthresh.run.jit_notice import announce_compilation, compilation_done
 from xmlthresh.run.protocols import ProtocolSpec, fit_and_evaluate, protocol_spec
+from xmlthresh.run.references import achievable_f_macro, ceiling_f_macro
 from xmlthresh._util.registry import ConfigError, constructor_defaults
 from xmlthresh.config.seeds import loader_seeds, run_seed, seeds_used
 from xmlthresh.strategies import STRATEGIES, BaseStrategy
@@ -100,8 +101,11 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
         from xmlthresh.run.population_metrics import population_metrics
 
         evaluation.update(population_metrics(dataset, data, strategy, beta))
-    if cfg.get("ceiling", False) and isinstance(data, ScoreData) and protocol != "oracle":
-        evaluation["ceiling_f_macro"] = ceiling_f_macro(data.splits["test"], beta)
+    if isinstance(data, ScoreData) and protocol != "oracle":
+        if cfg.get("ceiling", False):
+            evaluation["ceiling_f_macro"] = ceiling_f_macro(data.splits["test"], beta)
+        if cfg.get("achievable", False):
+            evaluation.update(achievable_f_macro(strategy, data.splits["test"], seed))
     fitted = strategy.fitted()
     for path in write_fitted(fitted, _label_ids(data), run_dir):
         tracker.log_artifact(path)
@@ -177,12 +181,6 @@ def thresholds_csv(fitted: FittedRule, label_ids: np.ndarray) -> str:
     for row in zip(*[np.asarray(values).tolist() for _, values in columns]):
         writer.writerow([repr(value) if isinstance(value, float) else value for value in row])
     return out.getvalue()
-
-
-def ceiling_f_macro(split: Any, beta: float) -> float:
-    """The transfer study's ceiling: F-macro of ``domain`` fitted on the evaluation split itself (its labels
-    included) -- what no rule fitted elsewhere can beat on that split."""
-    return float(STRATEGIES.build("domain", {"beta": beta}).fit_scores(split).f_macro_)
 
 
 def strategy_variant(name: str, strategy: BaseStrategy) -> str:

@@ -54,8 +54,8 @@ import math
 import numpy as np
 
 from xmlthresh.data.candidates import Candidates, build_candidates
-from xmlthresh.data.objective import (FlooredCandidates, check_min_precision, check_smoothing, choice_diagnostics,
-                              smoothed, with_precision_floor)
+from xmlthresh.data.objective import (FlooredCandidates, check_min_precision, check_predicted_cap, check_smoothing,
+                                      choice_diagnostics, smoothed, with_precision_floor, with_predicted_cap)
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.data.evaluation import evaluate_cuts
@@ -248,7 +248,7 @@ class ScoreStrategy(BaseStrategy):
 class PoolingMixin:
     """``pooling`` (the strength of the partial pooling of score thresholds across labels of similar fit
     frequency, in pseudo-positives, or ``"auto"``: estimated from the fit data by empirical Bayes) and
-    ``fallback`` (what labels without a fit positive predict: ``never``, ``pooled``, ``native``) for a
+    ``fallback`` (what labels without a fit positive predict: ``never``, ``pooled``, ``native``, ``top``) for a
     :class:`ThresholdStrategy` fitted on scores; see :mod:`xmlthresh.strategies.pooling`. With ``pooling=0``
     and ``fallback="never"`` nothing changes. The certified bounds stay those of the unpooled fit problem;
     ``f_macro`` and the metrics are those of the pooled thresholds on the fit split."""
@@ -293,15 +293,18 @@ class PoolingMixin:
     def _pooled_thresholds(self, split: ScoredSplit, cuts: np.ndarray, thresholds: np.ndarray,
                            strength: float) -> tuple[np.ndarray, dict[str, Any]]:
         """The pooled score thresholds of a fit on ``split`` (its ``cuts`` and ``thresholds``)."""
-        from xmlthresh.strategies.pooling import pool_cuts, pool_thresholds
+        from xmlthresh.strategies.pooling import pool_cuts, pool_thresholds, top_document_thresholds, untied_cuts
 
         if self.pooling_space == "rank":
             ranking = split.ranking()
             pooled_cuts, info = pool_cuts(cuts, split.n_relevant, np.diff(ranking.score_ptr), split.n_docs, strength,
                                           self.fallback)
+            empty = split.n_relevant == 0
+            pooled_cuts[empty] = untied_cuts(ranking, pooled_cuts)[empty]
             return ranking.thresholds_for_cuts(pooled_cuts), info
+        top = top_document_thresholds(split.ranking()) if self.fallback == "top" else None
         return pool_thresholds(thresholds, split.n_relevant, strength, self.fallback,
-                               getattr(split, "native_threshold", None))
+                               getattr(split, "native_threshold", None), top)
 
 
 class ThresholdStrategy(BaseStrategy):
@@ -412,19 +415,25 @@ class PrecisionControlMixin:
 
     min_precision: float
     smoothing: float
+    max_predicted_per_positive: float | None
 
     def _check_precision_control(self) -> None:
         check_min_precision(self.min_precision)
         check_smoothing(self.smoothing)
+        check_predicted_cap(self.max_predicted_per_positive)
 
     def _objective_candidates(self, lists: RankedLists) -> tuple[Candidates, FlooredCandidates | None]:
         floor = check_min_precision(self.min_precision)
         strength = check_smoothing(self.smoothing)
+        cap = check_predicted_cap(self.max_predicted_per_positive)
         candidates = build_candidates(lists, pareto=strength == 0)
+        candidates = with_predicted_cap(candidates, cap, lists.list_length)
         candidates = smoothed(candidates, strength)
         floored = with_precision_floor(candidates, floor)
         objective = "empirical F-macro" if strength == 0 else f"F-macro with precision smoothed by {strength:g} pseudo-documents"
         if floor > 0:
             objective += f", precision >= {floor:g}"
+        if np.isfinite(cap):
+            objective += f", at most {cap:g} predictions per fit positive"
         self.info_["objective"] = objective  # type: ignore[attr-defined]
         return floored.candidates, floored

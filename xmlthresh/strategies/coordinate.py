@@ -23,10 +23,11 @@ class CoordinateStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy)
 
     def __init__(self, beta: float = 1.0, max_passes: int = 1000, tol: float = 1e-15, min_precision: float = 0.0,
                  smoothing: float = 0.0, pooling: float | str = 0.0, fallback: str = "never",
-                 pooling_space: str = "score") -> None:
+                 pooling_space: str = "score", max_predicted_per_positive: float | None = None) -> None:
         super().__init__(beta=beta)
         self.min_precision = min_precision
         self.smoothing = smoothing
+        self.max_predicted_per_positive = max_predicted_per_positive
         self.pooling = pooling
         self.fallback = fallback
         self.pooling_space = pooling_space

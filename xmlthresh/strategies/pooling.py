@@ -21,8 +21,13 @@ Groups are powers of two of s_k (1, 2-3, 4-7, ...); a group with fewer than :dat
 thresholds borrows those of the neighbouring groups. The reference is the group's median (robust to the
 labels whose optimum is an extreme cut). Infinite thresholds (predict all, predict nothing) are neither
 shrunk nor used in references. A label without a fit positive has no threshold of its own: ``fallback``
-says what it gets -- ``never`` (+inf, predict nothing), ``pooled`` (the reference of the rarest group) or
-``native`` (the ranker's own decision threshold, when the scores declare one).
+says what it gets -- ``never`` (+inf, predict nothing), ``pooled`` (the reference of the rarest group),
+``native`` (the ranker's own decision threshold, when the scores declare one) or ``top`` (the score of the
+label's best fit document: new documents ranked at least that high). Under F-macro a label that predicts
+nothing has precision and recall 0, so a few predictions for it can only raise the mean; ``top`` spends the
+fewest. A label whose best fit scores are tied (a ranker that gives a label without training positives one
+constant score) gets nothing from ``top`` or rank-space ``pooled``: on new documents its threshold would
+predict every one of them, which is the "predict all" win on labels without evidence.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from typing import Any, Callable
 import numpy as np
 
 #: what labels without a fit positive get
-FALLBACKS = ("never", "pooled", "native")
+FALLBACKS = ("never", "pooled", "native", "top")
 #: what is pooled: the score thresholds themselves, or the log of the cut per fit positive (log(cut_k / s_k),
 #: free of the scale of each label's scores), turned back into a threshold on the label's fit ranking
 SPACES = ("score", "rank")
@@ -49,8 +54,8 @@ def check_pooling(strength: Any, fallback: Any, space: Any = "score") -> float:
     """``strength`` as a float (``"auto"`` -> nan, estimated at fit time), ``fallback`` and ``space`` checked."""
     if space not in SPACES:
         raise ValueError(f"pooling_space must be one of {', '.join(SPACES)}, got {space!r}")
-    if space == "rank" and fallback == "native":
-        raise ValueError("fallback=native gives a score threshold: use it with pooling_space=score")
+    if space == "rank" and fallback in ("native", "top"):
+        raise ValueError(f"fallback={fallback} gives a score threshold: use it with pooling_space=score")
     if fallback not in FALLBACKS:
         raise ValueError(f"fallback must be one of {', '.join(FALLBACKS)}, got {fallback!r}")
     if isinstance(strength, str):
@@ -90,10 +95,37 @@ def group_references(thresholds: np.ndarray, groups: np.ndarray) -> dict[int, fl
     return references
 
 
+def top_document_thresholds(ranking: Any) -> np.ndarray:
+    """Per label the score of its best fit document, +inf where there is no scored document or the best two
+    scores tie (no ranking to trust: see the module docstring)."""
+    lengths = np.diff(ranking.score_ptr)
+    out = np.full(len(lengths), np.inf)
+    start = ranking.score_ptr[:-1]
+    scored = lengths > 0
+    out[scored] = ranking.sorted_score[start[scored]]
+    tied = (lengths > 1) & scored
+    tied[tied] = ranking.sorted_score[start[tied] + 1] >= ranking.sorted_score[start[tied]]
+    out[tied] = np.inf
+    return out
+
+
+def untied_cuts(ranking: Any, cuts: np.ndarray) -> np.ndarray:
+    """``cuts`` with every cut whose last document ties the next one set to 0 (the threshold would take every
+    tied document, on new documents too)."""
+    cuts = np.asarray(cuts, dtype=np.int64).copy()
+    lengths = np.diff(ranking.score_ptr)
+    inside = (cuts > 0) & (cuts < lengths)
+    at = ranking.score_ptr[:-1][inside] + cuts[inside] - 1
+    tie = ranking.sorted_score[at + 1] >= ranking.sorted_score[at]
+    cuts[np.flatnonzero(inside)[tie]] = 0
+    return cuts
+
+
 def pool_thresholds(thresholds: np.ndarray, n_relevant: np.ndarray, strength: float, fallback: str,
-                    native: float | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+                    native: float | None = None, top: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """The pooled thresholds (module docstring) and what was done (``info``: the strength used, how many
-    labels moved, how many labels without a positive got a fallback threshold)."""
+    labels moved, how many labels without a positive got a finite fallback threshold). ``top``: the
+    thresholds of :func:`top_document_thresholds` (for ``fallback="top"``)."""
     thresholds = np.asarray(thresholds, dtype=np.float64)
     n_relevant = np.asarray(n_relevant, dtype=np.int64)
     groups = frequency_groups(n_relevant)
@@ -111,13 +143,18 @@ def pool_thresholds(thresholds: np.ndarray, n_relevant: np.ndarray, strength: fl
     empty = n_relevant == 0
     if fallback == "pooled" and references:
         out[empty] = references[min(references)]
+    elif fallback == "top":
+        if top is None:
+            raise ValueError("fallback=top needs the fit ranking (top_document_thresholds)")
+        out[empty] = top[empty]
     elif fallback == "native":
         if native is None:
             raise ValueError("fallback=native needs the ranker's own decision threshold, and these scores "
                              "declare none; use fallback=pooled or never")
         out[empty] = float(native)
     info = {"pooling_strength": lam, "n_labels_pooled": int(np.count_nonzero(out[movable] != thresholds[movable])),
-            "n_labels_fallback": int(np.count_nonzero(empty)) if fallback != "never" else 0, "fallback": fallback}
+            "n_labels_fallback": int(np.count_nonzero(empty & np.isfinite(out))) if fallback != "never" else 0,
+            "fallback": fallback}
     return out, info
 
 
