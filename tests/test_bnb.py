@@ -56,7 +56,7 @@ def test_parameters_are_validated(params, message):
 def test_default_is_the_plain_sweep():
     assert domain().get_params() == {"beta": 1.0, "refine": "none", "gap_tol": 1e-9, "max_nodes": 100_000,
                                      "min_precision": 0.0, "smoothing": 0.0, "pooling": 0.0, "fallback": "never",
-                                     "pooling_space": "score"}
+                                     "pooling_space": "score", "max_predicted_per_positive": None}
     lists = RankedLists.from_relevance_lists([[0, 0, 0, 1, 0, 0], [1, 0, 1, 1, 0, 1]], [1, 4], num_docs=6)
     model = domain().fit_lists(lists)
     assert set(model.info_) == {
