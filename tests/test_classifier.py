@@ -92,6 +92,20 @@ def test_a_label_absent_from_a_training_fold_gets_probability_zero():
     assert model.predict(X).shape == Y.shape
 
 
+@pytest.mark.parametrize("estimator, native", [(ovr(), 0.0), (KNeighborsClassifier(), 0.5)])
+def test_fallback_native_is_the_estimators_own_decision_threshold(data, estimator, native):
+    X, Y = data
+    Y = Y.copy()
+    Y[:, 0] = 0  # no positive anywhere: the label has no out-of-fold evidence
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # one-vs-rest on a constant label says so
+        model = ThresholdClassifier(estimator, cv=3, random_state=0,
+                                    strategy_params={"fallback": "native"}).fit(X, Y)
+    assert model.thresholds_[0] == native and model.result_.report()["native_threshold"] == native
+    plain = ThresholdClassifier(estimator, cv=3, random_state=0).fit(X, Y)
+    np.testing.assert_array_equal(model.thresholds_[1:], plain.thresholds_[1:])  # labels with evidence unchanged
+
+
 def test_prefit_uses_the_fitted_estimator_on_held_out_data(data):
     X, Y = data
     fitted = ovr().fit(X[:120], Y[:120])

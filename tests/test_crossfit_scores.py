@@ -87,6 +87,8 @@ def test_crossfit_scores_are_cached_under_folds_and_seeds(tmp_path, monkeypatch)
     for split in first.splits:
         np.testing.assert_array_equal(first.splits[split].scores, again.splits[split].scores)
     assert again.info["out_of_fold"] == first.info["out_of_fold"]
+    # the ranker's own decision threshold travels with fresh and cached scores
+    assert {s.native_threshold for d in (first, again) for s in d.splits.values()} == {RANKERS.get("knn").native_threshold}
     for changed in ({"folds": 5, "fold_seed": 2}, {"folds": 4, "fold_seed": 3}):
         crossfit_scores(data, "knn", {"k": 5}, seed=0, **changed)
     assert len(fits) == 5 + 6 + 5

@@ -98,6 +98,20 @@ def test_a_fit_with_fallback_pooled_predicts_labels_without_fit_positives_and_re
     assert xmlthresh.fit_thresholds(scores, labels, strategy="independent").thresholds[0] == np.inf
 
 
+def test_fallback_native_gives_labels_without_fit_positives_the_declared_threshold():
+    scores, labels = _scores(4)
+    labels[:, [0, 5]] = False
+    for name in POOLED_STRATEGIES:
+        result = xmlthresh.fit_thresholds(scores, labels, strategy=name, fallback="native", native_threshold=0.75)
+        assert result.thresholds[0] == result.thresholds[5] == 0.75, name
+        plain = xmlthresh.fit_thresholds(scores, labels, strategy=name)
+        assert np.array_equal(result.thresholds[1:5], plain.thresholds[1:5]), name
+    with pytest.raises(ValueError, match="fallback=native needs the ranker's own decision threshold"):
+        xmlthresh.fit_thresholds(scores, labels, strategy="independent", fallback="native")
+    with pytest.raises(ValueError, match="native_threshold must be a finite number or null"):
+        xmlthresh.fit_thresholds(scores, labels, native_threshold="0.5")
+
+
 @pytest.mark.parametrize("strength, fallback, message", [
     (-1, "never", "pooling must be a number >= 0"), ("strong", "never", "pooling must be a number >= 0"),
     (float("nan"), "never", "pooling must be a number >= 0"), (True, "never", "pooling must be a number >= 0"),

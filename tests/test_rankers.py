@@ -147,6 +147,7 @@ def test_cache_hit_does_not_refit(monkeypatch, tmp_path, caplog):
     assert second.info["scores_from_cache"] is True
     assert any("scores from cache" in record.getMessage() for record in caplog.records)
     assert second.name == first.name and set(second.splits) == set(first.splits)
+    assert {s.native_threshold for d in (first, second) for s in d.splits.values()} == {0.5}  # the ranker's own
     for split in first.splits:
         assert (first.splits[split].scores != second.splits[split].scores).nnz == 0
         assert (first.splits[split].labels != second.splits[split].labels).nnz == 0

@@ -270,3 +270,39 @@ def test_the_format_lives_in_data_and_rankers_never_import_the_dataset_layer():
             "print(sorted(m for m in sys.modules if m.startswith('xmlthresh.datasets')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ---------------------------------------------------------------------- the producer's own decision threshold
+
+
+def test_native_threshold_round_trips_and_the_dataset_option_overrides_it(tmp_path):
+    data = small_score_data().with_native_threshold(0.0)
+    path = save_scores(tmp_path / "preds.npz", data)
+    loaded = DATASETS.get("scores")(path=str(path)).load()
+    assert {s.native_threshold for s in loaded.splits.values()} == {0.0}
+    assert {s.native_threshold for s in DATASETS.get("scores")(path=str(path), native_threshold=0.25)
+            .load().splits.values()} == {0.25}
+    undeclared = save_scores(tmp_path / "plain.npz", small_score_data())
+    assert {s.native_threshold for s in load_scores(undeclared).splits.values()} == {None}
+    # first_n_labels keeps the declaration (and every other split property)
+    assert {s.native_threshold for s in loaded.first_labels(2).splits.values()} == {0.0}
+
+
+@pytest.mark.parametrize("value", [np.array([0.1, 0.2]), np.asarray("half"), np.asarray(np.nan)])
+def test_a_bad_native_threshold_in_a_score_file_is_a_clear_error(tmp_path, value):
+    with pytest.raises(ScoreFileError, match="key 'native_threshold' must hold one finite real number"):
+        load_scores(write(tmp_path, **good_arrays(), native_threshold=value))
+
+
+@pytest.mark.parametrize("value", ["0.5", True, float("inf")])
+def test_a_bad_native_threshold_option_is_a_clear_error(tmp_path, value):
+    with pytest.raises(ValueError, match="native_threshold must be a finite number or null"):
+        DATASETS.get("scores")(path="x.npz", native_threshold=value)
+
+
+def test_splits_that_declare_different_native_thresholds_are_not_saved(tmp_path):
+    data = small_score_data()
+    mixed = ScoreData("mixed", {"validation": data.splits["validation"].with_native_threshold(0.5),
+                                "test": data.splits["test"].with_native_threshold(0.0)})
+    with pytest.raises(ValueError, match="declare different native thresholds"):
+        save_scores(tmp_path / "mixed.npz", mixed)

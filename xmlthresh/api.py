@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.data.scores import ScoredSplit, check_native_threshold
 from xmlthresh.config import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
 from xmlthresh.result import ThresholdResult
 from xmlthresh.strategies import STRATEGIES, BaseStrategy
@@ -31,7 +31,7 @@ from xmlthresh.validation import InputError, check_labels, check_scores
 
 def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: float = 1.0, *,
                    label_names: Sequence[Any] | None = None, include_predict_all: bool = True,
-                   **params: Any) -> ThresholdResult:
+                   native_threshold: float | None = None, **params: Any) -> ThresholdResult:
     """Fit per-label decision thresholds maximising F-macro = F_beta(mean precision, mean recall).
 
     ``scores``: documents x labels, a dense float array or a scipy CSR matrix of top-k scores (missing
@@ -40,6 +40,8 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
     certified bounds; ``independent``, ``coordinate``, ``scut``, the peers ``xcolumns_fw``, ...), ``params`` its
     parameters (``refine="bnb"``, ...). ``label_names``: one name per label, saved with the thresholds
     (default 0..n-1). ``include_predict_all``: whether "predict every document" is a candidate for a label.
+    ``native_threshold``: the scores' own decision threshold (0.5 for probabilities, 0 for margins; None when
+    there is none), which ``fallback="native"`` gives the labels without a relevant document.
 
     Labels without a relevant document are excluded from F-macro (their threshold is +inf, never predict).
 
@@ -57,12 +59,13 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
     scores = check_scores(scores)
     labels = check_labels(labels, scores.shape)
     names = _label_names(label_names, scores.shape[1])
-    split = ScoredSplit(scores, labels, name="fit", include_predict_all=bool(include_predict_all))
+    split = ScoredSplit(scores, labels, name="fit", include_predict_all=bool(include_predict_all),
+                        native_threshold=check_native_threshold(native_threshold, "fit_thresholds"))
     started = time.perf_counter()
     estimator.fit_scores(split)
     seconds = time.perf_counter() - started
     report = {**estimator.report(), "strategy": strategy, "kind": estimator.kind, "beta": estimator.beta,
-              "include_predict_all": bool(include_predict_all),
+              "include_predict_all": bool(include_predict_all), "native_threshold": split.native_threshold,
               "n_labels": int(np.count_nonzero(estimator.kept_labels_)), "n_docs": int(split.n_docs),
               "fit_seconds": seconds}
     thresholds = getattr(estimator, "score_thresholds_", None)

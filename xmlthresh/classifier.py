@@ -11,7 +11,9 @@ threshold of a binary classifier).
    ``predict_proba`` (KNeighborsClassifier, RandomForestClassifier, ...) becomes one column per label: the
    probability of class 1;
 2. the strategy's thresholds on those scores and Y (:func:`xmlthresh.fit_thresholds`): ``result_``,
-   ``thresholds_``;
+   ``thresholds_``; the scores declare the estimator's own decision threshold (0 for ``decision_function``,
+   0.5 for ``predict_proba``), which ``strategy_params={"fallback": "native"}`` gives the labels without an
+   out-of-fold positive;
 3. ``estimator_``: a clone refitted on all of (X, Y).
 
 ``cv="prefit"``: ``estimator`` is already fitted and (X, Y) is held-out data: its scores on X are used
@@ -125,8 +127,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         else:
             scores = self._out_of_fold_scores(X, Y, labels.shape, fit_params)
             estimator = clone(self.estimator).fit(X, Y, **fit_params)
+        native = NATIVE_THRESHOLDS[_response_method(estimator, self.response_method)]
         self.result_: ThresholdResult = fit_thresholds(scores, labels, self.strategy, self.beta,
-                                                        **dict(self.strategy_params or {}))
+                                                        native_threshold=native, **dict(self.strategy_params or {}))
         self.estimator_ = estimator
         self.thresholds_ = self.result_.thresholds
         self.classes_ = np.arange(labels.shape[1])
@@ -209,12 +212,23 @@ def _check_targets(Y: Any, n_samples: int) -> sp.csr_matrix:
     raise InputError(f"Unknown label type: ThresholdClassifier needs a 0/1 multi-label indicator matrix; {message}")
 
 
-def _response(estimator: Any, X: Any, response_method: str, shape: tuple[int, int]) -> np.ndarray:
-    """Scores (samples x labels) of a fitted multi-label estimator: decision_function, else predict_proba."""
+#: the decision threshold an estimator's own ``predict`` applies to each response (``fallback="native"``)
+NATIVE_THRESHOLDS = {"decision_function": 0.0, "predict_proba": 0.5}
+
+
+def _response_method(estimator: Any, response_method: str) -> str:
+    """The method that gives the scores: ``response_method``, or for ``"auto"`` decision_function, else
+    predict_proba."""
     methods = ("decision_function", "predict_proba") if response_method == "auto" else (response_method,)
     method = next((name for name in methods if hasattr(estimator, name)), None)
     if method is None:
         raise InputError(f"{type(estimator).__name__} has no {' nor '.join(methods)}: the thresholds need scores")
+    return method
+
+
+def _response(estimator: Any, X: Any, response_method: str, shape: tuple[int, int]) -> np.ndarray:
+    """Scores (samples x labels) of a fitted multi-label estimator: decision_function, else predict_proba."""
+    method = _response_method(estimator, response_method)
     out = getattr(estimator, method)(X)
     if isinstance(out, list):  # multi-output predict_proba: one (samples, n_classes_k) array per label
         classes = getattr(estimator, "classes_", None)

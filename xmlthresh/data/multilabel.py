@@ -10,7 +10,7 @@ Split names are ``train``, ``validation`` and ``test``. Label matrices are spars
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -118,9 +118,15 @@ class ScoreData:
             if n >= split.n_labels:
                 return self
             names = None if split.label_names is None else split.label_names[:n]
-            splits[key] = ScoredSplit(split.scores[:, :n], split.labels[:, :n], name=split.name, label_names=names,
-                                      include_predict_all=split.include_predict_all)
+            splits[key] = replace(split, scores=split.scores[:, :n], labels=split.labels[:, :n], label_names=names)
         return ScoreData(self.name, splits, {**self.info, "first_n_labels": n})
+
+    def with_native_threshold(self, native_threshold: float | None) -> "ScoreData":
+        """The same data with every split declaring the ranker's own decision threshold ``native_threshold``."""
+        splits = {key: split.with_native_threshold(native_threshold) for key, split in self.splits.items()}
+        if all(splits[key] is self.splits[key] for key in splits):
+            return self
+        return ScoreData(self.name, splits, {**self.info, "native_threshold": native_threshold})
 
     def with_predict_all(self, include_predict_all: bool) -> "ScoreData":
         """The same data with every split's ``include_predict_all`` set (the data set's problem definition)."""

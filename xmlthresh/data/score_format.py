@@ -32,6 +32,8 @@ key                        content
 ``label_names``            optional, (n,) str or int array: the label ids (else 0..n-1)
 ``info``                   optional, 0-d str array holding a JSON object: what produced the scores (kept in
                            ``ScoreData.info``)
+``native_threshold``       optional, 0-d float: the producer's own decision threshold on these scores (0.5 for
+                           probabilities, 0 for margins), used by ``fallback=native``; left out when unknown
 =========================  =====================================================================================
 
 Every split must use the same n. Scores must be finite (NaN or infinite values are reported with their
@@ -64,6 +66,8 @@ from xmlthresh.data.multilabel import SPLITS, ScoreData
 from xmlthresh.data.scores import ScoredSplit
 
 _CSR_PARTS = ("data", "indices", "indptr", "shape")
+#: keys that hold one value for every split
+_SHARED_KEYS = ("label_names", "info", "native_threshold")
 _KEY = re.compile(r"^(scores|labels)_(" + "|".join(SPLITS) + r")(?:_(" + "|".join(_CSR_PARTS) + r"))?$")
 
 
@@ -81,6 +85,9 @@ def save_scores(path: str | os.PathLike, data: ScoreData, compress: bool = False
         path = path.with_name(path.name + ".npz")
     arrays: dict[str, np.ndarray] = {}
     label_names = None
+    natives = {split.native_threshold for split in data.splits.values()}
+    if len(natives) > 1:
+        raise ValueError(f"the splits of {data.name!r} declare different native thresholds {sorted(natives, key=str)}")
     for split_name, split in data.splits.items():
         if split_name not in SPLITS:
             raise ValueError(f"unknown split {split_name!r}; use {SPLITS}")
@@ -96,6 +103,9 @@ def save_scores(path: str | os.PathLike, data: ScoreData, compress: bool = False
         if label_names.dtype == object:
             label_names = label_names.astype(str)
         arrays["label_names"] = label_names
+    native = natives.pop() if natives else None
+    if native is not None:
+        arrays["native_threshold"] = np.asarray(native, dtype=np.float64)
     if data.info:
         arrays["info"] = np.asarray(json.dumps(data.info, default=_json_default))
     with atomic_output(path) as out:
@@ -138,22 +148,23 @@ def load_scores(path: str | os.PathLike, name: str = "") -> ScoreData:
             if key == "info":
                 infos.append(str(value))
                 continue
-            if key == "label_names" and key in arrays:
+            if key in ("label_names", "native_threshold") and key in arrays:
                 if not np.array_equal(arrays[key], value):
-                    raise ScoreFileError(f"{file}: label_names differ from those in {origin[key]}")
+                    raise ScoreFileError(f"{file}: {key} differs from the one in {origin[key]}")
                 continue
             if key in arrays:
                 raise ScoreFileError(f"{file}: key {key!r} is also in {origin[key]}; each key may appear once "
-                                     "(label_names and info excepted)")
+                                     "(label_names, native_threshold and info excepted)")
             arrays[key] = value
             origin[key] = file
     where = str(path)
 
-    unknown = sorted(key for key in arrays if key not in ("label_names", "info") and not _KEY.match(key))
+    unknown = sorted(key for key in arrays if key not in _SHARED_KEYS and not _KEY.match(key))
     if unknown:
         raise ScoreFileError(
             f"{where}: unknown key(s) {', '.join(unknown)}; expected scores_<split> (or scores_<split>_data/indices/"
-            f"indptr/shape), labels_<split> (or labels_<split>_indices/indptr/shape[/data]), label_names, info "
+            f"indptr/shape), labels_<split> (or labels_<split>_indices/indptr/shape[/data]), label_names, info, "
+            f"native_threshold "
             f"with <split> in {', '.join(SPLITS)}"
         )
     present = [split for split in SPLITS if any(_KEY.match(k) and _KEY.match(k).group(2) == split for k in arrays)]
@@ -170,6 +181,7 @@ def load_scores(path: str | os.PathLike, name: str = "") -> ScoreData:
             raise ScoreFileError(f"{where}: key 'info' must hold a JSON object, got {type(part).__name__}")
         info.update(part)
     label_names = arrays.get("label_names")
+    native = _read_native_threshold(arrays.get("native_threshold"), where)
 
     splits: dict[str, ScoredSplit] = {}
     n_labels: int | None = None
@@ -186,8 +198,20 @@ def load_scores(path: str | os.PathLike, name: str = "") -> ScoreData:
         labels = _as_relevance(labels, f"{where}: key labels_{split}")
         if label_names is not None and len(label_names) != n_labels:
             raise ScoreFileError(f"{where}: {len(label_names)} label_names for {n_labels} labels")
-        splits[split] = ScoredSplit(scores, labels, name=f"{name}/{split}" if name else split, label_names=label_names)
+        splits[split] = ScoredSplit(scores, labels, name=f"{name}/{split}" if name else split, label_names=label_names,
+                                    native_threshold=native)
     return ScoreData(name or path.stem, splits, {**info, "score_file": where})
+
+
+def _read_native_threshold(value: np.ndarray | None, where: str) -> float | None:
+    """The file's ``native_threshold`` (a 0-d or one-element real array holding a finite number), or None."""
+    if value is None:
+        return None
+    array = np.asarray(value)
+    if array.size != 1 or array.dtype.kind not in "iuf" or not np.isfinite(array.reshape(-1)[0]):
+        raise ScoreFileError(f"{where}: key 'native_threshold' must hold one finite real number (the producer's "
+                             f"decision threshold, e.g. 0.5 for probabilities), got {array.dtype} of shape {array.shape}")
+    return float(array.reshape(-1)[0])
 
 
 #: the first bytes of an .npz archive (a zip; an empty one has only its end record) and of a single .npy array

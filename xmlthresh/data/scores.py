@@ -15,6 +15,9 @@ Conventions (explicit and tested):
   t = -inf (every document, scored or not);
 * ``include_predict_all``: whether "predict all" is a candidate when fitting on the split -- a property of
   the problem, so it travels with the data (as in :class:`RankedLists`) instead of being passed to every fit.
+* ``native_threshold``: the ranker's own decision threshold on these scores (0.5 for probabilities, 0 for
+  margins; ``None`` when the producer declares none) -- what ``fallback=native`` gives a label without a fit
+  positive. Rankers declare it (``Ranker.native_threshold``), score files carry it (key ``native_threshold``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,17 @@ class ScoreDataError(ValueError):
     """Inconsistent scores or labels (the message names the split, the label and the problem)."""
 
 
+def check_native_threshold(value: object, where: str) -> float | None:
+    """``value`` as a finite float, or None; a :class:`ScoreDataError` naming ``where`` otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value):
+        raise ScoreDataError(f"{where}: native_threshold must be a finite number or null (none declared), "
+                             f"got {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True)
 class ScoredSplit:
     """Scores and true labels of one split (documents x labels); ``labels=None`` for a split to predict."""
@@ -44,9 +58,11 @@ class ScoredSplit:
     name: str = ""
     label_names: np.ndarray | None = None
     include_predict_all: bool = True
+    native_threshold: float | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        set_(self, "native_threshold", check_native_threshold(self.native_threshold, f"split {self.name!r}"))
         labels = None
         if self.labels is not None:
             labels = sp.csr_matrix(self.labels, dtype=bool)
@@ -96,6 +112,12 @@ class ScoredSplit:
         if bool(include_predict_all) == self.include_predict_all:
             return self
         return replace(self, include_predict_all=bool(include_predict_all))
+
+    def with_native_threshold(self, native_threshold: float | None) -> "ScoredSplit":
+        """The same split declaring ``native_threshold`` (no copy of the matrices)."""
+        if native_threshold == self.native_threshold:
+            return self
+        return replace(self, native_threshold=native_threshold)
 
     def ranking(self, include_predict_all: bool | None = None) -> "ScoreRanking":
         """Per label the documents sorted by decreasing score, as ranked lists plus the sorted scores.

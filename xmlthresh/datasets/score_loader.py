@@ -5,6 +5,9 @@ Bring the predictions of any XMC library: write them with :func:`xmlthresh.data.
 ``dataset=scores dataset.path=/path/preds.npz``. Strategies fit their thresholds on the ``validation`` split
 and are evaluated on ``test``.
 
+``native_threshold`` (null: what the file declares, if anything) sets the producer's own decision threshold
+on the scores, which ``fallback=native`` gives labels without a fit positive.
+
 ``path`` is one ``.npz`` archive or a directory of them; a relative ``path`` is looked up under the data
 directory ($XMLTHRESH_DATA), then under the current directory.
 
@@ -20,6 +23,7 @@ from pathlib import Path
 from xmlthresh.data.download import DataUnavailableError
 from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.score_format import ScoreFileError, load_scores, save_scores
+from xmlthresh.data.scores import check_native_threshold
 from xmlthresh._util.paths import data_dir
 from xmlthresh.datasets.base import Dataset
 from xmlthresh.datasets.registry import DATASETS
@@ -32,13 +36,17 @@ class ScoreFiles(Dataset):
     """A ranker's scores and the true labels read from ``path`` (see the module docstring for the layout)."""
 
     def __init__(self, path: str, name: str | None = None, include_predict_all: bool = True,
-                 first_n_labels: int | None = None):
+                 first_n_labels: int | None = None, native_threshold: float | None = None):
         super().__init__(name=name or Path(path).stem, include_predict_all=include_predict_all,
                          first_n_labels=first_n_labels)
         self.path = path
+        self.native_threshold = check_native_threshold(native_threshold, "dataset.native_threshold")
 
     def _load(self) -> ScoreData:
-        return load_scores(resolve_score_path(self.path), name=self.name)
+        data = load_scores(resolve_score_path(self.path), name=self.name)
+        if self.native_threshold is None:
+            return data  # the file's own declaration, if any
+        return data.with_native_threshold(self.native_threshold)
 
 
 def resolve_score_path(path: str | os.PathLike) -> Path:

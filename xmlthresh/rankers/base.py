@@ -10,7 +10,8 @@ array or a CSR matrix. With ``top_k`` set the base class scores the documents in
 best ``top_k`` of each block, so a dense ``m x n`` matrix never exists at once.
 
 Optional dependencies are declared, not imported at module level: ``requirements`` (import names) and
-``install_hint``. A ranker whose dependency is missing stays registered, is reported by
+``install_hint``. ``native_threshold`` declares the decision threshold the ranker's own classifier uses on
+its scores (what ``fallback=native`` gives labels without a fit positive). A ranker whose dependency is missing stays registered, is reported by
 ``unavailable_reason()`` and raises :class:`RankerUnavailableError` when fitted.
 """
 
@@ -54,6 +55,9 @@ class Ranker(BaseEstimator):
     requirements: ClassVar[tuple[str, ...]] = ()
     #: how to install them
     install_hint: ClassVar[str] = ""
+    #: the ranker's own decision threshold on its scores (0.5 for probabilities, 0 for margins; None: no
+    #: natural one), carried by the scored splits for ``fallback=native``
+    native_threshold: ClassVar[float | None] = None
 
     top_k: int | None
 

@@ -30,6 +30,7 @@ class BinaryRelevanceLogReg(Ranker):
 
     requirements = ("skmultilearn",)
     install_hint = "install it with: pip install scikit-multilearn-ng"
+    native_threshold = 0.5  # LogisticRegression.predict: probability >= 1/2
 
     def __init__(self, C: float = 0.1, max_iter: int = 1000, class_weight: str | dict | None = None,
                  standardize: bool | str = "auto", top_k: int | None = None, random_state: int | None = None):

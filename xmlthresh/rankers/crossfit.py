@@ -63,7 +63,7 @@ def crossfit_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str,
             if cached is not None:
                 log.info("cross-fitted scores from cache %s (dataset %s, ranker %s, %d folds)", path, data.name,
                          ranker_name, folds)
-                return cached
+                return cached.with_native_threshold(type(ranker).native_threshold)
 
         fold_of = kfold_assignment(n_docs, folds, fold_seed)
         log.info("cross-fitting ranker %s on %s: %d folds of %d training documents, then a refit on all", ranker_name,
@@ -77,9 +77,11 @@ def crossfit_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str,
         test_scores = final.predict_scores(data.X["test"])
         predict_seconds = time.perf_counter() - started
 
-        splits = {"validation": ScoredSplit(oof, Y, name=f"{data.name}/out-of-fold", label_names=data.label_names),
+        native = type(ranker).native_threshold
+        splits = {"validation": ScoredSplit(oof, Y, name=f"{data.name}/out-of-fold", label_names=data.label_names,
+                                            native_threshold=native),
                   "test": ScoredSplit(test_scores, data.Y["test"], name=f"{data.name}/test",
-                                      label_names=data.label_names)}
+                                      label_names=data.label_names, native_threshold=native)}
         quality = ranker_quality(splits["test"].scores, splits["test"].labels)
         oof_quality = ranker_quality(splits["validation"].scores, splits["validation"].labels)
         info = {

@@ -23,6 +23,8 @@ from xmlthresh.rankers.registry import RANKERS
 class CosineKNN(Ranker):
     """Similarity-weighted vote of the ``k`` nearest training documents (cosine similarity)."""
 
+    native_threshold = 0.5  # a weighted majority of the neighbours
+
     def __init__(self, k: int = 10, top_k: int | None = None):
         self.k = k
         self.top_k = top_k

@@ -30,6 +30,7 @@ class MLkNNRanker(Ranker):
 
     requirements = ("skmultilearn",)
     install_hint = "install it with: pip install scikit-multilearn-ng"
+    native_threshold = 0.5  # MLkNN.predict: posterior >= 1/2
 
     def __init__(self, k: int = 10, s: float = 1.0, top_k: int | None = None):
         self.k = k

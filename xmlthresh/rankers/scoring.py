@@ -70,7 +70,7 @@ def ranker_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str, A
             cached = read_cache(path, key, data.name)
             if cached is not None:
                 log.info("scores from cache %s (dataset %s, ranker %s)", path, data.name, ranker_name)
-                return cached
+                return cached.with_native_threshold(type(ranker).native_threshold)
 
         log.info("fitting ranker %s on %s (%d train documents, %d labels)", ranker_name, data.name,
                  data.X["train"].shape[0], data.n_labels)
@@ -80,7 +80,7 @@ def ranker_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str, A
         started = time.perf_counter()
         splits = {
             split: ScoredSplit(ranker.predict_scores(data.X[split]), data.Y[split], name=f"{data.name}/{split}",
-                               label_names=data.label_names)
+                               label_names=data.label_names, native_threshold=type(ranker).native_threshold)
             for split in SCORED_SPLITS if split in data.X
         }
         predict_seconds = time.perf_counter() - started

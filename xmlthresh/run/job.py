@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 TASKS = ("thresholds", "cde")
 
 #: result fields that are settings, not measurements (logged as params, not metrics)
-_NOT_METRICS = ("beta", "include_predict_all", "seed", "folds")
+_NOT_METRICS = ("beta", "include_predict_all", "seed", "folds", "native_threshold")
 
 
 def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",

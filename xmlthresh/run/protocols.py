@@ -149,7 +149,8 @@ def _score_data(strategy, data: ScoreData, spec: ProtocolSpec, interval: Mapping
         seconds = _timed(strategy.fit_scores, test)
         report = strategy.report()
         return {**report, "protocol": protocol, "n_labels": int((test.n_relevant > 0).sum()),
-                "n_docs": int(test.n_docs), "eval_split": "test", "fit_seconds": seconds}
+                "n_docs": int(test.n_docs), "eval_split": "test", "native_threshold": test.native_threshold,
+                "fit_seconds": seconds}
     if "validation" not in data.splits:
         what = "a validation split" if protocol == "holdout" else "features (to cross-fit a ranker) or a validation split"
         raise ProtocolError(f"protocol={protocol} needs {what}; {data.name!r} has {sorted(data.splits)}")
@@ -159,6 +160,7 @@ def _score_data(strategy, data: ScoreData, spec: ProtocolSpec, interval: Mapping
     result = _holdout_result(strategy, metrics, protocol, n_labels=int((test.n_relevant > 0).sum()),
                              n_docs=int(test.n_docs))
     fields: dict[str, Any] = {"fit_split": "validation", "eval_split": "test", "fit_n_docs": int(fit.n_docs),
+                              "native_threshold": fit.native_threshold,
                               **labels_without_fit_positive(fit, test)}
     if protocol == "crossfit":
         out_of_fold = data.info.get("out_of_fold")
