@@ -119,7 +119,7 @@ def test_target_eval_optimises_on_the_predicted_split_without_its_labels():
     assert PU(target="fit").kind == "deterministic"
 
 
-def test_labels_without_a_fit_positive_still_get_a_threshold():
+def test_a_label_without_a_fit_positive_has_a_finite_threshold_where_its_scores_reach_the_pooled_map():
     rng = np.random.default_rng(3)
     split = _split(rng)
     labels = split.labels.toarray()
@@ -127,6 +127,50 @@ def test_labels_without_a_fit_positive_still_get_a_threshold():
     model = PU().fit_scores(ScoredSplit(split.scores, labels))
     assert np.isfinite(model.score_thresholds_[4]) or model.score_thresholds_[4] == -np.inf
     assert model.calibration_.weight_[4] == 0.0
+
+
+def _unseen_label_scored_below_every_positive(rng) -> tuple[ScoredSplit, ScoredSplit]:
+    """Label 4 has no fit positive and scores below every fit positive of every label (as a ranker trained
+    without a positive scores it), so its pooled-map probability is 0; it has positives on the test split."""
+    splits = []
+    for _ in range(2):
+        split = _split(rng)
+        scores, labels = np.asarray(split.scores, dtype=np.float64).copy(), split.labels.toarray()
+        scores[:, 4] = 1e-4 * rng.random(len(scores)) - 10.0  # below every other score (z ~ N(0, 1))
+        labels[:, 4] = False
+        splits.append((scores, labels))
+    (fit_scores, fit_labels), (test_scores, test_labels) = splits
+    test_scores[0, 4] = -9.0  # above every fit score of the label
+    test_labels[0, 4] = True
+    return ScoredSplit(fit_scores, fit_labels), ScoredSplit(test_scores, test_labels, native_threshold=0.0)
+
+
+def test_a_label_scored_below_the_pooled_map_predicts_nothing_unless_a_fallback_says_otherwise():
+    fit, test = _unseen_label_scored_below_every_positive(np.random.default_rng(5))
+    plain = PU().fit_scores(fit)
+    assert plain.score_thresholds_[4] == np.inf and plain.info_["n_labels_fallback"] == 0
+    fit = ScoredSplit(fit.scores, fit.labels, native_threshold=-0.5)
+    for fallback, expected in [("never", np.inf), ("native", -0.5), ("top", fit.scores[:, 4].max())]:
+        model = PU(fallback=fallback).fit_scores(fit)
+        assert model.score_thresholds_[4] == expected
+        np.testing.assert_array_equal(np.delete(model.score_thresholds_, 4), np.delete(plain.score_thresholds_, 4))
+    pooled = PU(fallback="pooled").fit_scores(fit)
+    assert np.isfinite(pooled.score_thresholds_[4]) and pooled.info_["n_labels_fallback"] == 1
+    transductive = PU(target="eval", fallback="native").fit_scores(fit)
+    assert transductive.thresholds_for(test)[4] == -0.5
+
+
+def test_a_transductive_rule_keeps_its_fallback_through_save_and_load(tmp_path):
+    import xmlthresh
+    from xmlthresh.result import ThresholdResult
+
+    fit, test = _unseen_label_scored_below_every_positive(np.random.default_rng(6))
+    result = xmlthresh.fit_thresholds(np.asarray(fit.scores), fit.labels.toarray(), "pu", target="eval",
+                                      fallback="top")
+    loaded = ThresholdResult.load(result.save(tmp_path / "rule.json"))
+    np.testing.assert_array_equal(loaded.predict(np.asarray(test.scores)).toarray(),
+                                  result.predict(np.asarray(test.scores)).toarray())
+    assert loaded.predict(np.asarray(test.scores)).toarray()[:, 4].sum() >= 1
 
 
 def test_pu_skips_ranked_lists_with_a_reason():
@@ -137,7 +181,7 @@ def test_pu_skips_ranked_lists_with_a_reason():
 
 @pytest.mark.parametrize("bad, match", [
     ({"calibration": "magic"}, "calibration"), ({"target": "test"}, "target"),
-    ({"shrinkage": -1.0}, "shrinkage"), ({"min_precision": 2.0}, "min_precision"),
+    ({"shrinkage": -1.0}, "shrinkage"), ({"min_precision": 2.0}, "min_precision"), ({"fallback": "all"}, "fallback"),
 ])
 def test_bad_parameters_are_one_clear_error(bad, match):
     with pytest.raises(ValueError, match=match):

@@ -17,7 +17,8 @@ fitted on a labelled split:
 
 A label with few positives cannot support its own map, so the per-label maps are shrunk towards the pooled
 isotonic one: eta_k = w_k f_k + (1 - w_k) f_pooled with w_k = s_k / (s_k + ``shrinkage``) (s_k = the label's
-positives in the fit split). A label without positives gets the pooled map alone -- it still has a threshold.
+positives in the fit split). A label without positives gets the pooled map alone,
+which is 0 at the scores below its first positive step (then the label has no expected positive).
 A label whose scores are all equal cannot be fitted on its own: it gets the pooled map (counted in
 ``n_labels_pooled_only``). The whole calibration cannot be fitted when the fit split has no positive at all or
 a single distinct score; that is a ``ValueError``.

@@ -18,8 +18,20 @@ drawn with ``seed``. ``target='eval'`` (transductive, ``kind = "uses test
 scores"``): the calibration comes from the fit split, but the expectation is taken over the scores of the
 split being predicted -- no labels of that split are used -- the fair comparison with ``xcolumns_bca``.
 
-Labels without a positive in the fit split still get a threshold (from the pooled calibration). A label
-whose expected number of positives is 0 predicts nothing. The reported ``f_macro`` of a fit is always the
+A label without a positive in the fit split gets the pooled calibration map alone. That gives it a finite
+threshold only where its scores reach the pooled map's first positive step: a ranker trained without a
+positive for a label usually scores it below every positive of every other label (br_logreg on genbase: at most
+0.0008 where the pooled map is 0 below 0.0049), so its eta is 0 everywhere, its expected number of positives
+is 0 and it predicts nothing (``n_labels_no_expected_positive``). ``fallback`` decides for such labels as in
+:mod:`xmlthresh.strategies.pooling`: ``never`` (default: the plug-in thresholds as they are), ``pooled``
+(the threshold shared by the labels with the fewest fit positives), ``native`` (the ranker's own decision
+threshold) or ``top`` (the score of the label's best fit document, none when its best two tie). A label the
+fallback gives a finite threshold takes it (under ``target='eval'`` too, in place of the plug-in's); the
+certified bounds stay those of the plug-in problem.
+
+The plug-in objective is over-confident out of sample: its expected precision at the chosen cuts exceeds the
+test precision (the winner's curse of cuts chosen on noisy isotonic maps), which is why ``pooled``, not
+``pu``, is the rule recommended for new documents (docs/pooled.md). The reported ``f_macro`` of a fit is always the
 empirical one, measured with the fit split's labels.
 """
 
@@ -38,6 +50,7 @@ from xmlthresh.metrics import f_beta
 from xmlthresh.strategies.base import ScoreStrategy, _warn_predict_all
 from xmlthresh.strategies.domain import turning_group_sweep
 from xmlthresh.strategies.params import not_fitted
+from xmlthresh.strategies.pooling import check_pooling, pool_thresholds, top_document_thresholds
 from xmlthresh.strategies.registry import STRATEGIES
 
 TARGETS = ("fit", "eval")
@@ -50,7 +63,8 @@ class PluginStrategy(ScoreStrategy):
     certified = True
 
     def __init__(self, beta: float = 1.0, calibration: str = "isotonic", shrinkage: float = 10.0,
-                 target: str = "fit", min_precision: float = 0.0, calibration_folds: int = 5, seed: int = 0) -> None:
+                 target: str = "fit", min_precision: float = 0.0, calibration_folds: int = 5, seed: int = 0,
+                 fallback: str = "never") -> None:
         super().__init__(beta=beta)
         self.calibration = calibration
         self.calibration_folds = calibration_folds
@@ -58,6 +72,7 @@ class PluginStrategy(ScoreStrategy):
         self.shrinkage = shrinkage
         self.target = target
         self.min_precision = min_precision
+        self.fallback = fallback
 
     @property
     def kind(self) -> str:  # type: ignore[override]
@@ -73,6 +88,7 @@ class PluginStrategy(ScoreStrategy):
                 or not 0 <= self.shrinkage < np.inf:
             raise ValueError(f"shrinkage must be a finite number >= 0 (pseudo-positives), got {self.shrinkage!r}")
         check_min_precision(self.min_precision)
+        check_pooling(0.0, self.fallback)
         folds = self.calibration_folds
         if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 0 or folds == 1:
             raise ValueError(f"calibration_folds must be 0 (no cross-fitting) or an integer >= 2, got {folds!r}")
@@ -92,10 +108,11 @@ class PluginStrategy(ScoreStrategy):
                          + (f", precision >= {float(self.min_precision):g}" if self.min_precision else ""),
         }
         solved = self._solve(split, eta=self._cross_fitted_eta(split) if self.target == "fit" else None)
+        self._fit_fallback(split, solved["thresholds"])
         if self.target == "fit":  # the rule: one score threshold per label
-            self.score_thresholds_ = solved["thresholds"]
+            self.score_thresholds_ = self._with_fallback(solved["thresholds"])
         else:  # the rule is the calibration; these thresholds are those of the fit split only
-            self.fit_split_thresholds_ = solved["thresholds"]
+            self.fit_split_thresholds_ = self._with_fallback(solved["thresholds"])
         self.info_.update(solved["info"])
         self._set_fit_results(split)
         self.lower_bound_, self.upper_bound_ = solved["lower"], solved["upper"]  # of the plug-in objective
@@ -111,11 +128,14 @@ class PluginStrategy(ScoreStrategy):
 
     def rule_state(self) -> dict[str, Any]:
         """target='eval': the calibration (the thresholds are chosen on the scores being predicted)."""
-        return {**self.calibration_.state(), "include_predict_all": bool(self.include_predict_all_)}
+        return {**self.calibration_.state(), "include_predict_all": bool(self.include_predict_all_),
+                "fallback_labels": self.fallback_labels_.tolist(), "fallback_thresholds": self.fallback_thresholds_.tolist()}
 
     def restore_rule(self, state: dict[str, Any], n_labels: int) -> "PluginStrategy":
         self.calibration_ = ScoreCalibration.from_state(state)
         self.include_predict_all_ = bool(state.get("include_predict_all", True))
+        self.fallback_labels_ = np.asarray(state.get("fallback_labels", []), dtype=np.int64)
+        self.fallback_thresholds_ = np.asarray(state.get("fallback_thresholds", []), dtype=np.float64)
         self.n_features_in_ = n_labels
         self.info_ = {}
         return self
@@ -131,7 +151,30 @@ class PluginStrategy(ScoreStrategy):
         self.info_.update({f"eval_{key}": value for key, value in solved["info"].items()})
         self.info_["eval_objective_lower_bound"] = solved["lower"]
         self.info_["eval_objective_upper_bound"] = solved["upper"]
-        return solved["thresholds"]
+        return self._with_fallback(solved["thresholds"])
+
+    def _fit_fallback(self, split: ScoredSplit, thresholds: np.ndarray) -> None:
+        """The labels without a fit positive that ``fallback`` gives a finite threshold, and those thresholds."""
+        empty = np.flatnonzero(split.n_relevant == 0)
+        self.fallback_labels_ = np.zeros(0, dtype=np.int64)
+        self.fallback_thresholds_ = np.zeros(0, dtype=np.float64)
+        if self.fallback == "never" or len(empty) == 0:
+            self.info_["n_labels_fallback"] = 0
+            return
+        top = top_document_thresholds(split.ranking()) if self.fallback == "top" else None
+        pooled, _ = pool_thresholds(thresholds, split.n_relevant, 0.0, self.fallback,
+                                    getattr(split, "native_threshold", None), top)
+        finite = np.isfinite(pooled[empty])
+        self.fallback_labels_ = empty[finite].astype(np.int64)
+        self.fallback_thresholds_ = pooled[self.fallback_labels_]
+        self.info_["n_labels_fallback"] = int(finite.sum())
+
+    def _with_fallback(self, thresholds: np.ndarray) -> np.ndarray:
+        if len(self.fallback_labels_) == 0:
+            return thresholds
+        out = np.array(thresholds, dtype=np.float64, copy=True)
+        out[self.fallback_labels_] = self.fallback_thresholds_
+        return out
 
     # ------------------------------------------------------------------ internals
     def _cross_fitted_eta(self, split: ScoredSplit) -> np.ndarray | None:
