@@ -355,3 +355,45 @@ def test_load_dataset_by_option_name_like_the_cli(monkeypatch):
         xmlthresh.load_dataset("nosuch")
     known = str(unknown.value).split("known: ", 1)[1].split(", ")
     assert sorted(known) == sorted(option.name for option in options("dataset"))  # every dataset option
+
+
+# ---------------------------------------------------------------------------------------------- interval
+def test_an_interval_is_reported_when_asked_saved_and_loaded_and_follows_its_seed(tmp_path):
+    scores, labels = random_scores(7, n_docs=120, n_labels=6)
+    plain = xmlthresh.fit_thresholds(scores, labels, "independent")
+    assert plain.f_macro_interval is None and plain.interval_level is None
+    result = xmlthresh.fit_thresholds(scores, labels, "independent", interval=0.8, interval_resamples=12,
+                                      interval_seed=3)
+    low, high = result.f_macro_interval
+    assert 0 <= low < high <= 1 and result.interval_level == 0.8
+    assert result.report()["interval_resamples"] == 12 and result.report()["f_macro_interval"] == [low, high]
+    np.testing.assert_array_equal(result.thresholds, plain.thresholds)  # the fit itself is unchanged
+    again = xmlthresh.fit_thresholds(scores, labels, "independent", interval=0.8, interval_resamples=12,
+                                     interval_seed=3)
+    other = xmlthresh.fit_thresholds(scores, labels, "independent", interval=0.8, interval_resamples=12,
+                                     interval_seed=4)
+    assert again.f_macro_interval == result.f_macro_interval != other.f_macro_interval
+    loaded = ThresholdResult.load(result.save(tmp_path / "t.json"))
+    assert loaded.f_macro_interval == result.f_macro_interval and loaded.interval_level == 0.8
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"interval": 1.5}, "interval level"), ({"interval": 0.9, "interval_resamples": 1}, "resamples"),
+    ({"interval": 0.9, "interval_seed": -1}, "interval_seed"), ({"interval": 0.9, "new_documents": 0}, "new_documents"),
+])
+def test_bad_interval_options_are_one_clear_error(options, message):
+    scores, labels = random_scores(1, n_docs=30, n_labels=3)
+    with pytest.raises(ValueError, match=message):
+        xmlthresh.fit_thresholds(scores, labels, "independent", **options)
+
+
+def test_a_file_with_a_malformed_interval_is_refused(tmp_path):
+    scores, labels = random_scores(2, n_docs=30, n_labels=3)
+    payload = xmlthresh.fit_thresholds(scores, labels, "independent").to_json()
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({**payload, "f_macro_interval": [0.7, 0.2]}))
+    with pytest.raises(InputError, match="f_macro_interval"):
+        ThresholdResult.load(path)
+    earlier = {key: value for key, value in payload.items() if key not in ("f_macro_interval", "interval_level")}
+    path.write_text(json.dumps(earlier))  # files written before the interval existed still load
+    assert ThresholdResult.load(path).f_macro_interval is None

@@ -80,3 +80,27 @@ def test_a_holdout_fit_reports_the_interval_when_asked_and_not_by_default():
     low, high = result["f_macro_interval"]
     assert (result["f_macro_interval_low"], result["f_macro_interval_high"]) == (low, high) and low < high
     assert result["interval_level"] == 0.8 and result["interval_resamples"] == 10
+
+
+def _f_macro_on(strategy, test: ScoredSplit) -> float:
+    from xmlthresh.metrics import evaluate
+
+    present = test.n_relevant > 0
+    tp, predicted = strategy.counts(test)
+    return evaluate(tp[present], predicted[present], test.n_relevant[present], strategy.beta)["f_macro"]
+
+
+@pytest.mark.parametrize("name", ["independent", "pooled"])
+def test_the_interval_covers_the_test_f_macro_when_test_documents_follow_the_fit_distribution(name):
+    """Fit and test splits drawn from the same generator: a 0.9 interval from the fit split alone holds the test
+    F-macro in most repetitions, and a test split with weaker scores falls outside it (so the check can fail)."""
+    inside = outside_when_shifted = 0
+    for repetition in range(20):
+        fit, test = _split(200, seed=repetition), _split(200, seed=1000 + repetition)
+        strategy = STRATEGIES.build(name, {"beta": 1.0}).fit_scores(fit)
+        low, high = out_of_bootstrap_interval(strategy, fit, seed=repetition, new_documents=200)["f_macro_interval"]
+        inside += low <= _f_macro_on(strategy, test) <= high
+        labels = test.labels.toarray()
+        weaker = ScoredSplit(np.asarray(test.scores) - 0.2 * labels, labels)
+        outside_when_shifted += not low <= _f_macro_on(strategy, weaker) <= high
+    assert inside >= 16 and outside_when_shifted >= 16

@@ -246,3 +246,24 @@ def test_a_cde_sweep_is_not_averaged_over_its_swept_parameter(monkeypatch):
     table = comparison(runs).set_index(["estimator", "cde_dataset.alpha"])
     assert table.loc[("gmm", 0.3), "rel_loss_approx"] == pytest.approx(-0.305) and len(table) == 4
     assert [(s.kind, s.x) for s in figure_specs(runs)] == [("line", "cde_dataset.alpha")]
+
+
+def test_the_interval_for_new_documents_is_a_column_of_the_table_and_the_page_when_runs_have_it(monkeypatch, tmp_path):
+    from xmlthresh.report.comparison import write_report
+
+    rows = [run_row(strategy, 0.5 + 0.01 * seed, seed=seed, protocol="holdout") for strategy in ("pooled", "independent")
+            for seed in (0, 1)]
+    for row in rows[:2]:
+        row.update({"metrics.f_macro_interval_low": 0.41, "metrics.f_macro_interval_high": 0.57})
+    fake_store(monkeypatch, rows)
+    runs = load_runs(latest_sweep=False)
+    table = comparison(runs)
+    pooled = table[table["strategy"] == "pooled"].iloc[0]
+    assert (pooled["f_macro_interval_low"], pooled["f_macro_interval_high"]) == (0.41, 0.57)
+    assert table[table["strategy"] == "independent"]["f_macro_interval_low"].isna().all()
+    paths = write_report(runs, tmp_path, title="interval", command="xmlthresh", ui_url="http://ui:5000")
+    assert "interval for new documents: low" in paths["html"].read_text()
+    assert "f_macro_interval_high" in paths["markdown"].read_text()
+    fake_store(monkeypatch, rows[2:])  # no run has one: no empty column
+    assert "interval for new documents" not in write_report(load_runs(latest_sweep=False), tmp_path / "none",
+                                                            title="t", command="x")["html"].read_text()

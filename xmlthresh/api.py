@@ -31,7 +31,9 @@ from xmlthresh.validation import InputError, check_labels, check_scores
 
 def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: float = 1.0, *,
                    label_names: Sequence[Any] | None = None, include_predict_all: bool = True,
-                   native_threshold: float | None = None, **params: Any) -> ThresholdResult:
+                   native_threshold: float | None = None, interval: float | None = None,
+                   interval_resamples: int = 30, interval_seed: int = 0, new_documents: int | None = None,
+                   **params: Any) -> ThresholdResult:
     """Fit per-label decision thresholds maximising F-macro = F_beta(mean precision, mean recall).
 
     ``scores``: documents x labels, a dense float array or a scipy CSR matrix of top-k scores (missing
@@ -42,6 +44,12 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
     (default 0..n-1). ``include_predict_all``: whether "predict every document" is a candidate for a label.
     ``native_threshold``: the scores' own decision threshold (0.5 for probabilities, 0 for margins; None when
     there is none), which ``fallback="native"`` gives the labels without a relevant document.
+
+    ``interval``: a level in (0, 1), e.g. 0.9, to also get ``result.f_macro_interval``: [low, high] where the
+    F-macro of these thresholds on ``new_documents`` new documents (default: as many as fitted) of the same
+    distribution falls with that probability, from ``interval_resamples`` bootstrap refits of the strategy
+    drawn with ``interval_seed`` (:mod:`xmlthresh.strategies.interval`; its coverage is measured in
+    docs/interval.md). It costs that many refits, so it is off by default.
 
     Labels without a relevant document are excluded from F-macro (their threshold is +inf, never predict).
 
@@ -56,6 +64,15 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
     predict: the result has no per-label thresholds, and ``result.predict(scores)`` re-optimises on them.
     """
     estimator = make_strategy(strategy, beta, params)
+    if interval is not None:
+        from xmlthresh.strategies.interval import check_interval
+
+        check_interval(interval, interval_resamples)
+        if isinstance(interval_seed, bool) or not isinstance(interval_seed, (int, np.integer)) or interval_seed < 0:
+            raise InputError(f"interval_seed must be an integer >= 0, got {interval_seed!r}")
+        if new_documents is not None and (isinstance(new_documents, bool)
+                                          or not isinstance(new_documents, (int, np.integer)) or new_documents < 1):
+            raise InputError(f"new_documents must be a positive integer or None, got {new_documents!r}")
     scores = check_scores(scores)
     labels = check_labels(labels, scores.shape)
     names = _label_names(label_names, scores.shape[1])
@@ -69,6 +86,14 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
               "n_labels": int(np.count_nonzero(estimator.kept_labels_)), "n_docs": int(split.n_docs),
               "fit_seconds": seconds}
     thresholds = getattr(estimator, "score_thresholds_", None)
+    found: dict[str, Any] = {}
+    if interval is not None:
+        from xmlthresh.strategies.interval import out_of_bootstrap_interval
+
+        found = out_of_bootstrap_interval(estimator, split, interval, interval_resamples, seed=int(interval_seed),
+                                          apparent=estimator.f_macro_, new_documents=new_documents)
+        report.update(found)
+    ends = found.get("f_macro_interval")
     return ThresholdResult(
         thresholds=None if thresholds is None else np.array(thresholds, dtype=np.float64),
         f_macro=float(estimator.f_macro_),
@@ -81,6 +106,8 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
         label_names=names,
         include_predict_all=bool(include_predict_all),
         rule=None if thresholds is not None else estimator.rule_state(),
+        f_macro_interval=None if ends is None else (float(ends[0]), float(ends[1])),
+        interval_level=None if interval is None else float(interval),
         _report=report,
         _estimator=estimator,
     )

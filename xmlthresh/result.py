@@ -15,7 +15,11 @@ File format (JSON, UTF-8; ``save`` writes atomically)::
      "strategy": "domain", "kind": "deterministic", "params": {... every strategy parameter ...},
      "beta": 1.0, "include_predict_all": true, "n_labels": 3, "label_names": ["a", "b", "c"],
      "f_macro": 0.61, "lower_bound": 0.61, "upper_bound": 0.61,
-     "thresholds": [0.25, "inf", "-inf"], "rule": null, "report": {... the fit's result.json fields ...}}
+     "thresholds": [0.25, "inf", "-inf"], "rule": null, "report": {... the fit's result.json fields ...},
+     "f_macro_interval": [0.55, 0.63], "interval_level": 0.9}
+
+``f_macro_interval`` / ``interval_level`` (optional: null, or absent in files of earlier versions): the
+population interval of ``fit_thresholds(..., interval=level)``.
 
 Floats are written in their shortest round-trip form, so they load back bit for bit; JSON has no infinity,
 so +-inf (and NaN, in a report) are the strings ``"inf"``, ``"-inf"`` (``"nan"``). Arrays inside ``rule`` are
@@ -72,6 +76,11 @@ class ThresholdResult:
     rule: dict[str, Any] | None = None
     #: the xmlthresh version that fitted (or saved) the result
     version: str = __version__
+    #: [low, high]: where the F-macro of these thresholds on as many new documents of the fit data's
+    #: distribution falls with probability ``interval_level`` (:mod:`xmlthresh.strategies.interval`); None
+    #: unless ``fit_thresholds(..., interval=level)`` asked for it
+    f_macro_interval: tuple[float, float] | None = None
+    interval_level: float | None = None
     _report: dict[str, Any] = field(default_factory=dict, repr=False)
     _estimator: Any = field(default=None, repr=False)  # the fitted strategy, for rules without thresholds
 
@@ -131,6 +140,8 @@ class ThresholdResult:
             "thresholds": None if self.thresholds is None else _encode(np.asarray(self.thresholds).tolist()),
             "rule": None if self.rule is None else _encode_rule(self.rule),
             "report": _encode(self.report()),
+            "f_macro_interval": None if self.f_macro_interval is None else [float(v) for v in self.f_macro_interval],
+            "interval_level": self.interval_level,
         }
 
     def save(self, path: str | Path) -> Path:
@@ -193,12 +204,36 @@ class ThresholdResult:
             include_predict_all=bool(payload["include_predict_all"]),
             rule=None if rule is None else _decode_rule(rule, where),
             version=written,
+            f_macro_interval=_decode_interval(payload.get("f_macro_interval"), where),
+            interval_level=_decode_level(payload.get("interval_level"), where),
             _report=_decode(payload["report"]),
         )
 
 
 # ---------------------------------------------------------------------- JSON encoding
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def _decode_interval(value: Any, where: str) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    if not (isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)
+            and 0 <= value[0] <= value[1] <= 1):
+        raise InputError(f"{where}: 'f_macro_interval' must be null or [low, high] with 0 <= low <= high <= 1, "
+                         f"got {value!r}")
+    return float(value[0]), float(value[1])
+
+
+def _decode_level(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if not _is_number(value) or not 0 < value < 1:
+        raise InputError(f"{where}: 'interval_level' must be null or a number in (0, 1), got {value!r}")
+    return float(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _major(version: str) -> str:

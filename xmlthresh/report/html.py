@@ -37,7 +37,9 @@ DEFAULT_UI_URL = "http://127.0.0.1:5000"
 PACKAGES = ("xmlthresh", "numpy", "scipy", "numba", "pandas", "scikit-learn", "mlflow", "hydra-core", "matplotlib",
             "plotly")
 #: table columns: (column of the comparison table, header); keys come first, then these, when present
-_METRIC_COLUMNS = (("f_macro", "F-macro"), ("lower_bound", "certified lower bound"),
+_METRIC_COLUMNS = (("f_macro", "F-macro"), ("f_macro_interval_low", "interval for new documents: low"),
+                   ("f_macro_interval_high", "interval for new documents: high"),
+                   ("lower_bound", "certified lower bound"),
                    ("upper_bound", "certified upper bound"), ("gap", "gap"), ("fit_seconds", "fit time (s)"),
                    ("ranker_p_at_1", "ranker P@1"), ("fit_f_macro", "F-macro on the fit split"),
                    ("fit_lower_bound", "certified lower bound (fit split)"),

@@ -22,6 +22,8 @@ from xmlthresh.tracking.mlflow_runs import runs_table
 KEYS = ["dataset", "protocol", "strategy", "beta"]
 METRICS = ["f_macro", "macro_f", "micro_f", "precision", "recall", "lower_bound", "upper_bound", "gap", "fit_seconds",
            "ranker_p_at_1",
+           # holdout / crossfit with interval.resamples > 0: the population interval from the fit split alone
+           "f_macro_interval_low", "f_macro_interval_high",
            # holdout / crossfit: the certified bounds hold on the split the thresholds were fitted on
            "fit_f_macro", "fit_lower_bound", "fit_upper_bound", "fit_gap"]
 #: task=cde runs: one row per data set and estimator

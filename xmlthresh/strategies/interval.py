@@ -1,18 +1,22 @@
 """An interval for the F-macro that fitted thresholds reach on new documents (out-of-bootstrap refits).
 
 Why: a strategy's certificate (lower and upper bounds) holds on the fit documents; on new documents of the
-same distribution the fitted thresholds lose some of it (the fit's optimism) and vary with the fit sample.
-The interval repeats the whole fit on bootstrap resamples of the fit documents and scores each refitted
-rule on the documents its resample left out (Efron & Tibshirani 1997: the out-of-bootstrap estimate of a
-rule's error, which carries the refit's optimism instead of hiding it; docs/theory.md#population-interval).
-A resample holds only about 63.2 % of the distinct fit documents, so the out-of-bag values are pessimistic;
-as in Efron's .632 estimator the interval -- the central ``level`` range of the out-of-bag F-macros over
-the labels the resample saw -- is moved by 0.368 (apparent F-macro - mean out-of-bag F-macro), the
-apparent one being that of the fit on all fit documents. Labels that occur in new documents without a
-positive in the fit split score 0 there; :func:`seen_label_share` estimates their share (Good-Turing) and
-scales the interval by it. It is computed from the fit
-split alone, so it can be checked against a test split (its coverage: tests and the transfer study).
-The resamples follow ``seed``: the same seed gives the same interval bit for bit.
+same distribution the fitted thresholds lose some of it (the fit's optimism), vary with the fit sample and
+are scored on a sample of their own. The interval repeats the whole fit on bootstrap resamples of the fit
+documents and scores each refitted rule on a set of "new documents": as many documents as the evaluation
+will have, drawn with replacement from those its resample left out (Efron & Tibshirani 1997: the
+out-of-bootstrap estimate of a rule's performance carries the refit's optimism instead of hiding it; the
+draw of a test-sized set adds the evaluation's own sampling noise). F-macro is taken over the labels
+present in that set, as a test split is scored. A resample holds only about 63.2 % of the distinct fit
+documents, so these values are pessimistic; as in Efron's .632 estimator they are moved by 0.368
+(apparent - their mean), the apparent value being the fit on all fit documents scored on test-sized draws
+from the fit documents. Labels that occur in new documents without a positive anywhere in the fit split
+cannot occur in any resample; :func:`seen_label_share` estimates their share (Good-Turing) and scales the
+interval by it. The interval is the central ``level`` range of the moved, scaled values
+(docs/theory.md#population-interval). ``interval_variants`` gives the same refits summarised the other
+ways :data:`VARIANTS` lists, so that a coverage study can compare them (docs/interval.md). It is computed
+from the fit split alone, so it can be checked against a test split. The resamples follow ``seed``: the
+same seed gives the same interval bit for bit.
 """
 
 from __future__ import annotations
@@ -42,44 +46,78 @@ def out_of_bootstrap_interval(strategy: Any, split: Any, level: float = DEFAULT_
     """``f_macro_interval`` [low, high] at ``level`` for the thresholds ``strategy`` (unfitted or fitted: its
     parameters are used) fits on the scored ``split``, when applied to ``new_documents`` new documents
     (default: as many as ``split`` has), with ``interval_level``, ``interval_resamples`` (the refits that had
-    out-of-bag documents), ``interval_method``, ``f_macro_interval_out_of_bag`` (the out-of-bag range over
-    the labels the resample saw, before the shift and the share), ``interval_shift`` and
-    ``interval_seen_label_share`` (:func:`seen_label_share`). ``apparent``: the F-macro of the fit on all of
-    ``split`` when the caller has it (else it is fitted here)."""
+    out-of-bag documents), ``interval_method``, ``interval_shift`` and ``interval_variants`` (the same
+    interval computed the ways :data:`VARIANTS` lists, for the coverage study). ``apparent``: the F-macro of
+    the fit on all of ``split`` when the caller has it (else it is fitted here)."""
     from xmlthresh.metrics import evaluate
     from xmlthresh.strategies.pooling import rows
 
     level, resamples = check_interval(level, resamples)
     rng = np.random.default_rng(seed)
     n_docs = split.n_docs
-    values = []
+    n_new = int(new_documents or n_docs)
+    full = strategy.unfitted_copy().fit_scores(split)
+    if apparent is None:
+        apparent = full.f_macro_
+    seen_values, new_values, apparent_values = [], [], []
     for _ in range(resamples):
         drawn = rng.integers(0, n_docs, n_docs)
         out_of_bag = np.ones(n_docs, dtype=bool)
         out_of_bag[drawn] = False
-        resample, held_out = _resample(split, drawn), rows(split, out_of_bag)
-        seen = (held_out.n_relevant > 0) & (resample.n_relevant > 0)
-        if not seen.any():
+        pool = np.flatnonzero(out_of_bag)
+        if len(pool) == 0:
             continue
+        resample, held_out = _resample(split, drawn), rows(split, out_of_bag)
+        new = _resample(split, pool[rng.integers(0, len(pool), n_new)])  # new documents drawn from the out-of-bag
+        in_sample = _resample(split, rng.integers(0, n_docs, n_new))  # as many drawn from all fit documents
+        seen = (held_out.n_relevant > 0) & (resample.n_relevant > 0)
         refit = strategy.unfitted_copy().fit_scores(resample)
-        tp, predicted = refit.counts(held_out)
-        values.append(evaluate(tp[seen], predicted[seen], held_out.n_relevant[seen], strategy.beta)["f_macro"])
-    if len(values) < 2:
-        return {"f_macro_interval": None, "interval_level": level, "interval_resamples": len(values),
+        if seen.any():
+            tp, predicted = refit.counts(held_out)
+            seen_values.append(evaluate(tp[seen], predicted[seen], held_out.n_relevant[seen], strategy.beta)["f_macro"])
+        new_values.append(_f_macro_present(refit, new, strategy.beta, evaluate))
+        apparent_values.append(_f_macro_present(full, in_sample, strategy.beta, evaluate))
+    if len(new_values) < 2 or len(seen_values) < 2:
+        return {"f_macro_interval": None, "interval_level": level, "interval_resamples": len(new_values),
                 "interval_method": "out-of-bootstrap refits (too few documents)"}
-    if apparent is None:
-        apparent = strategy.unfitted_copy().fit_scores(split).f_macro_
     tail = (1.0 - level) / 2.0
-    values_array = np.asarray(values)
-    shift = 0.368 * (float(apparent) - float(values_array.mean()))
-    share = seen_label_share(split.n_relevant, n_docs, new_documents or n_docs)
-    raw_low, raw_high = np.quantile(values_array, [tail, 1.0 - tail])
-    low, high = (raw_low + shift) * share, (raw_high + shift) * share
-    return {"f_macro_interval": [float(min(max(low, 0.0), 1.0)), float(min(max(high, 0.0), 1.0))],
-            "interval_level": level, "interval_resamples": len(values),
-            "interval_method": "out-of-bootstrap refits, .632 shift, seen-label share",
-            "f_macro_interval_out_of_bag": [float(raw_low), float(raw_high)], "interval_shift": shift,
-            "interval_seen_label_share": share}
+    share = seen_label_share(split.n_relevant, n_docs, n_new)
+
+    def shifted(values: list[float], reference: float, scale: float = 1.0) -> list[float]:
+        array = np.asarray(values)
+        shift = 0.368 * (reference - float(array.mean()))
+        low, high = np.quantile(array, [tail, 1.0 - tail])
+        return [float(min(max((low + shift) * scale, 0.0), 1.0)), float(min(max((high + shift) * scale, 0.0), 1.0))]
+
+    apparent_new = float(np.mean(apparent_values))
+    variants = {
+        "seen_632_share": shifted(seen_values, float(apparent), share),
+        "new_632": shifted(new_values, apparent_new),
+        "new_632_share": shifted(new_values, apparent_new, share),
+        "new": shifted(new_values, float(np.mean(new_values))),
+    }
+    reported = variants[REPORTED_VARIANT]
+    return {"f_macro_interval": reported, "interval_level": level, "interval_resamples": len(new_values),
+            "interval_method": VARIANTS[REPORTED_VARIANT], "interval_shift": 0.368 * (apparent_new - float(np.mean(new_values))),
+            "interval_seen_label_share": share, "interval_variants": variants}
+
+
+#: the ways the interval can be computed from the same refits (the coverage study compares them)
+VARIANTS = {
+    "seen_632_share": "out-of-bag documents, labels seen by the resample, .632 shift, seen-label share",
+    "new_632": "new documents drawn from the out-of-bag ones, every label present, .632 shift",
+    "new_632_share": "new documents drawn from the out-of-bag ones, every label present, .632 shift, seen-label share",
+    "new": "new documents drawn from the out-of-bag ones, every label present, no shift",
+}
+#: the variant reported as ``f_macro_interval``
+REPORTED_VARIANT = "new_632_share"
+
+
+def _f_macro_present(fitted: Any, documents: Any, beta: float, evaluate: Any) -> float:
+    """F-macro of a fitted strategy on ``documents`` over the labels present there (as the test split is scored)."""
+    present = documents.n_relevant > 0
+    tp, predicted = fitted.counts(documents)
+    return float(evaluate(tp[present], predicted[present], documents.n_relevant[present], beta)["f_macro"])
 
 
 def seen_label_share(n_relevant: np.ndarray, n_fit: int, n_new: int) -> float:
