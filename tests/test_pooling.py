@@ -112,6 +112,14 @@ def test_fallback_native_gives_labels_without_fit_positives_the_declared_thresho
         xmlthresh.fit_thresholds(scores, labels, native_threshold="0.5")
 
 
+@pytest.mark.parametrize("name", [*POOLED_STRATEGIES, "pooled", "pu"])
+def test_a_strategy_with_fallback_native_warms_up_as_a_job_does(name):
+    """A job warms the kernels up on a tiny split before the fit; that split declares a native threshold."""
+    from xmlthresh.strategies import STRATEGIES
+
+    STRATEGIES.build(name, {"beta": 1.0, "fallback": "native"}).warm_up(lists=False, scores=True)
+
+
 @pytest.mark.parametrize("strength, fallback, message", [
     (-1, "never", "pooling must be a number >= 0"), ("strong", "never", "pooling must be a number >= 0"),
     (float("nan"), "never", "pooling must be a number >= 0"), (True, "never", "pooling must be a number >= 0"),

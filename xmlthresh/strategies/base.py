@@ -76,10 +76,11 @@ PREDICT_ALL_WARNING_MIN_LABELS = 10
 
 
 def tiny_scored_split() -> ScoredSplit:
-    """A 4 x 3 scored split with ties, used to warm up kernels."""
+    """A 4 x 3 scored split with ties, used to warm up kernels (with a native threshold, so that a strategy
+    with ``fallback="native"`` warms up too)."""
     scores = np.array([[0.9, 0.1, 0.5], [0.5, 0.5, 0.2], [0.5, 0.7, 0.9], [0.2, 0.7, 0.1]])
     labels = np.array([[1, 0, 0], [0, 1, 1], [1, 1, 0], [0, 0, 1]], dtype=bool)
-    return ScoredSplit(scores, labels, name="warm-up")
+    return ScoredSplit(scores, labels, name="warm-up", native_threshold=0.5)
 
 
 class BaseStrategy(EstimatorParams):
