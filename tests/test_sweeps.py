@@ -202,6 +202,10 @@ def test_the_progress_line_knows_how_many_jobs_a_sweep_has():
 
 
 def test_an_untracked_sweep_with_a_failed_job_exits_1(isolated_home):
-    proc = sweep(isolated_home, "tracking.enabled=false", "beta=-1,1", "plots=false")
+    folder = f"hydra.sweep.dir={isolated_home / 'one_folder'}"
+    proc = sweep(isolated_home, "tracking.enabled=false", "beta=-1,1", "plots=false", folder)
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "1 job(s) of the sweep failed" in proc.stderr
+    again = sweep(isolated_home, "tracking.enabled=false", "beta=1,2", "plots=false", folder)  # the same folder
+    assert again.returncode == 0, again.stderr[-2000:]  # the earlier launch's failure is not this one's
+    assert "failed 0" in again.stderr and "job(s) of the sweep failed" not in again.stderr

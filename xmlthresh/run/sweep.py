@@ -76,6 +76,7 @@ class MlflowSweepCallback(Callback):
         global last_sweep_failures, _open_sweep, _progress
         last_sweep_failures = 0
         _stop_progress()
+        clear_job_outcomes(config.hydra.sweep.dir)  # a re-launch into the same folder counts its own jobs only
         _progress = SweepProgress(Path(config.hydra.sweep.dir), count_jobs(config))
         tracking = config.get("tracking", {})
         if not tracking.get("enabled", True):
@@ -259,6 +260,14 @@ def record_job_outcome(sweep_dir: str | Path, job_num: int, outcome: str) -> Non
     folder = Path(sweep_dir) / PROGRESS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{job_num}.{outcome}").touch()
+
+
+def clear_job_outcomes(sweep_dir: str | Path) -> None:
+    """Forget the outcomes an earlier launch into ``sweep_dir`` recorded (its failures are not this one's)."""
+    folder = Path(sweep_dir) / PROGRESS_DIR
+    if folder.is_dir():
+        for marker in folder.iterdir():
+            marker.unlink(missing_ok=True)
 
 
 def failed_jobs(sweep_dir: str | Path) -> int:
