@@ -79,7 +79,7 @@ def test_a_holdout_fit_reports_the_interval_when_asked_and_not_by_default():
     result = fit_and_evaluate(strategy, data, protocol="holdout", interval={"level": 0.8, "resamples": 10})
     low, high = result["f_macro_interval"]
     assert (result["f_macro_interval_low"], result["f_macro_interval_high"]) == (low, high) and low < high
-    assert result["interval_level"] == 0.8 and result["interval_resamples"] == 10
+    assert result["interval_level"] == 0.8 and result["interval_resamples"] == 10 and result["interval_seconds"] > 0
 
 
 def _f_macro_on(strategy, test: ScoredSplit) -> float:

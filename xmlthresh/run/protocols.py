@@ -189,10 +189,12 @@ def _interval(strategy, fit, spec: ProtocolSpec, interval: Mapping[str, Any] | N
         level, resamples = check_interval(settings.get("level", DEFAULT_LEVEL), resamples)
     except ValueError as exc:
         raise ProtocolError(str(exc)) from None
+    started = time.perf_counter()
     found = out_of_bootstrap_interval(strategy, fit, level, resamples, seed=spec.seed, apparent=strategy.f_macro_,
                                       new_documents=new_documents)
     ends = found["f_macro_interval"] or [None, None]
-    return {**found, "f_macro_interval_low": ends[0], "f_macro_interval_high": ends[1]}
+    return {**found, "f_macro_interval_low": ends[0], "f_macro_interval_high": ends[1],
+            "interval_seconds": time.perf_counter() - started}
 
 
 def labels_without_fit_positive(fit, test) -> dict[str, int]:
