@@ -81,6 +81,12 @@ CASES: tuple[Case, ...] = (
          E + "dataset.include_predict_all must be true or false, got 'maybe' (str)"),
     Case("bool_no", "Silently wrong", "`dataset.include_predict_all=no`", ("dataset.include_predict_all=no",),
          E + "dataset.include_predict_all must be true or false, got 'no' (str)"),
+    *(Case(f"switch_{key.replace('.', '_')}", "Silently wrong", f"`{key}=nope` (a switch of the typed schema)",
+           (f"{key}=nope",), E + f"Error merging override {key}=nope; Value 'nope' is not a valid bool (type str)")
+      for key in ("force", "tracking.enabled", "warm_up", "report.enabled")),
+    Case("interval_resamples_text", "Silently wrong", "`interval.resamples=many`", ("interval.resamples=many",),
+         E + "Error merging override interval.resamples=many; Value 'many' of type 'str' could not be converted to "
+         "Integer"),
     # ------------------------------------------------------------------ data loss
     Case("full_disk", "Data loss", "a full disk under the run directory", ("dataset.n_labels=5", "dataset.num_docs=50"),
          E + "cannot write <tmp>/run-full_disk/thresholds.csv: No space left on device; free space there or write "

@@ -13,9 +13,13 @@ from xmlthresh._util.paths import config_search_dirs, runs_dir
 
 
 def register_resolvers() -> None:
-    """Resolvers used by the primary config (idempotent; also needed in sweep worker processes)."""
+    """Resolvers and the typed schema (:mod:`xmlthresh.config.schema`) the primary config uses (idempotent;
+    also needed in sweep worker processes)."""
     from omegaconf import OmegaConf
 
+    from xmlthresh.config.schema import register_schema
+
+    register_schema()
     OmegaConf.register_new_resolver("xmlthresh_runs_dir", lambda: str(runs_dir()), replace=True)
     OmegaConf.register_new_resolver(
         "xmlthresh_searchpath", lambda: [d.as_uri() for d in config_search_dirs()], replace=True
