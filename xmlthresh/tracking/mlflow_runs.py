@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple
 
 from xmlthresh._util.paths import runs_dir, source_checkout
-from xmlthresh.tracking.store import check_store, retry_when_locked, store_lock
+from xmlthresh.tracking.store import (check_store, prepare_sqlite_store, retry_when_locked, sqlite_path,
+                                      store_lock)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -212,8 +213,16 @@ def open_store(uri: str | None) -> str:
         import mlflow
 
         _quiet_mlflow_logging()
+        def open_uri(target: str) -> None:  # opening creates and migrates a new store
+            retry_when_locked(lambda: mlflow.MlflowClient(target).search_experiments(max_results=1),
+                              f"opening {target}")
+
         with store_lock(uri):
-            retry_when_locked(lambda: mlflow.MlflowClient(uri).search_experiments(max_results=1), f"opening {uri}")
+            path = sqlite_path(uri)
+            if path is None:
+                open_uri(uri)
+            else:
+                prepare_sqlite_store(path, uri, open_uri)
         _OPENED.add(uri)
     return uri
 

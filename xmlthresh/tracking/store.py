@@ -9,6 +9,11 @@ file that is not a database, a server nobody listens on -- made MLflow retry for
 traceback. Here every such case is one :class:`TrackingStoreError` (a ``ValueError``: the CLI prints
 it as one line) naming the URI and the problem, within seconds.
 
+A new sqlite store is created under a temporary name and renamed into place (:func:`create_store_atomically`),
+so that a run killed during the seconds MLflow takes to migrate it cannot leave a broken store; a broken
+store that holds no run (what an older version left after such a kill) is moved aside and replaced, with one
+warning line (:func:`prepare_sqlite_store`).
+
 A store shared by many nodes (SLURM arrays, several machines) should be an MLflow tracking server
 (``tracking.uri=http://host:port``, ``mlflow server``): the file lock serialises processes on one file
 system, and SQLite over network file systems is not reliable.
@@ -20,6 +25,7 @@ checks, locks and retries around the calls that module makes.
 from __future__ import annotations
 
 import contextlib
+import glob
 import logging
 import os
 import random
@@ -42,6 +48,8 @@ LOCK_TIMEOUT = 300.0
 #: how long operations refused with "database is locked" are retried
 LOCKED_RETRY_SECONDS = 60.0
 HALF_MIGRATED_PREFIX = "_alembic_tmp_"
+#: a store being created (``<db>.creating-<pid>``) and one moved aside (``<db>.broken-<time>-<pid>``)
+CREATING_INFIX, BROKEN_INFIX = ".creating-", ".broken-"
 
 
 class TrackingStoreError(ValueError):
@@ -124,24 +132,107 @@ def half_migrated_tables(path: Path) -> list[str]:
     return sorted(name for (name,) in rows if name.startswith(HALF_MIGRATED_PREFIX))
 
 
-def check_not_half_migrated(path: Path, uri: str) -> None:
-    """Refuse a store an interrupted migration left half-done (every later run would fail on it), saying how
-    to repair it: the leftover tables are partial copies made by the migration."""
+def store_holds_runs(path: Path) -> bool:
+    """Whether the sqlite store at ``path`` records any run (read only; a store without a ``runs`` table holds
+    none). What decides whether a store that cannot be opened may be moved aside: one without runs loses
+    nothing. An unreadable file counts as holding runs, so that it is never moved aside unasked."""
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+    except sqlite3.Error:
+        return True
+    try:
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "runs" not in tables:
+            return False
+        return connection.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None
+    except sqlite3.Error:
+        return True
+    finally:
+        connection.close()
+
+
+def create_store_atomically(path: Path, create: Callable[[str], None]) -> None:
+    """A new sqlite store at ``path``, created and migrated by ``create(uri)`` under a temporary name beside it,
+    then renamed into place (``os.replace``: atomic on one file system).
+
+    Why: MLflow's first migration of a new store takes seconds (more under load); a run killed in that window
+    left a half-migrated file that every later run failed on. Now a kill at any instant leaves either no store
+    (and a temporary file, removed by the next creation) or a complete one. Call it under :func:`store_lock`."""
+    remove_abandoned_creations(path)
+    temporary = path.with_name(f"{path.name}{CREATING_INFIX}{os.getpid()}")
+    create(SQLITE_PREFIX + str(temporary))
+    os.replace(temporary, path)
+    remove_abandoned_creations(path)  # the temporary store's journal, if SQLite left one
+
+
+def remove_abandoned_creations(path: Path) -> None:
+    """Delete what a creation killed before its rename left beside ``path`` (``<db>.creating-<pid>*``); under
+    the store's lock no creation is under way."""
+    for leftover in path.parent.glob(glob.escape(path.name) + CREATING_INFIX + "*"):
+        with contextlib.suppress(OSError):
+            leftover.unlink()
+
+
+def move_aside(path: Path, uri: str, reason: str) -> Path:
+    """Rename an unusable store that holds no run to ``<db>.broken-<time>`` (kept, not deleted), saying so in
+    one warning line, so that a new store can take its place."""
+    aside = path.with_name(f"{path.name}{BROKEN_INFIX}{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+    os.replace(path, aside)
+    log.warning("tracking store %s could not be used (%s) and held no run: moved it aside to %s and created a "
+                "new one", uri, reason, aside)
+    return aside
+
+
+def prepare_sqlite_store(path: Path, uri: str, open_uri: Callable[[str], None]) -> None:
+    """Make the sqlite store ``uri`` (at ``path``) usable by ``open_uri`` (which opens it through MLflow, creating
+    and migrating a new one). Call it under :func:`store_lock`.
+
+    * no file, or an empty one: created atomically (:func:`create_store_atomically`);
+    * a file that MLflow cannot open, or that an interrupted migration left half-done (``_alembic_tmp_*``
+      tables): moved aside and replaced by a new store when it holds no run (what a run killed during an
+      older version's store creation leaves); otherwise refused with one :class:`TrackingStoreError` naming
+      the problem and the repair (the runs stay where they are).
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        create_store_atomically(path, open_uri)
+        return
     leftovers = half_migrated_tables(path)
     if leftovers:
-        drops = "; ".join(f"DROP TABLE {name}" for name in leftovers)
-        raise TrackingStoreError(
-            f"tracking store {uri} is half-migrated: an interrupted MLflow schema migration left the table(s) "
-            f"{', '.join(leftovers)}. Back up {path}, then run: sqlite3 {path} '{drops}' && mlflow db upgrade "
-            f"{uri} -- or use a new store (tracking.uri={SQLITE_PREFIX}<new file>)"
-        )
+        reason = f"an interrupted MLflow schema migration left the table(s) {', '.join(leftovers)}"
+    else:
+        try:
+            open_uri(uri)
+            return
+        except TrackingStoreError:
+            raise
+        except Exception as exc:  # what MLflow raises for a store it cannot migrate or read
+            if is_locked_error(exc):
+                raise
+            reason = f"MLflow cannot open it: {first_line(exc)}"
+    if not store_holds_runs(path):
+        move_aside(path, uri, reason)
+        create_store_atomically(path, open_uri)
+        return
+    drops = "; ".join(f"DROP TABLE {name}" for name in leftovers)
+    repair = (f"Back up {path}, then run: sqlite3 {path} '{drops}' && mlflow db upgrade {uri}" if leftovers else
+              f"Back up {path}, then try: mlflow db upgrade {uri}")
+    raise TrackingStoreError(f"tracking store {uri} holds runs but cannot be used: {reason}. {repair} -- or use "
+                             f"a new store (tracking.uri={SQLITE_PREFIX}<new file>)")
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-empty line of an exception's message, with its type when the message is empty."""
+    for line in str(exc).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(exc).__name__
 
 
 @contextlib.contextmanager
 def store_lock(uri: str, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """Hold ``<db>.lock`` beside a sqlite store while it is created, migrated or its experiment made, so
     that of several processes starting at once exactly one does it and the others wait, then find it done;
-    a store that is not sqlite needs no lock. Inside the lock, a half-migrated store is refused."""
+    a store that is not sqlite needs no lock."""
     path = sqlite_path(uri)
     if path is None:
         yield
@@ -162,7 +253,6 @@ def store_lock(uri: str, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
                                  "process creating or migrating the store); if none is running, delete the "
                                  "lock file") from None
     try:
-        check_not_half_migrated(path, uri)
         yield
     finally:
         lock.release()
