@@ -64,7 +64,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """On a fresh checkout the suite spends about a minute of CPU compiling numba kernels (``cache=True``:
-    compiled once, then loaded from the package's __pycache__), inside the first tests that call them, one
+    compiled once, then loaded from $XMLTHRESH_CACHE/numba), inside the first tests that call them, one
     core busy. tests/_warm_numba.py compiles them on tiny inputs in a background process at low priority, on
     the second core, while the first tests run; a test that reaches a kernel first compiles it itself, as
     before. With a warm cache the process only loads the kernels (a few seconds of CPU)."""

@@ -146,7 +146,6 @@ def test_without_the_plugin_its_options_are_unknown_and_the_others_compose(monke
 
     monkeypatch.setattr(importlib.metadata, "entry_points", importlib.metadata.entry_points)  # restored after
     exec(HIDE_THE_PLUGIN, {})
-    monkeypatch.setattr(paths, "entry_points", importlib.metadata.entry_points)
     assert PEER_CONF not in paths.installed_plugin_conf_dirs()
     assert PEER_CONF.resolve() not in config_search_dirs()
     register_resolvers()

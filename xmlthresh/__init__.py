@@ -19,9 +19,22 @@ and ``cli`` the Hydra entry point.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 __version__ = "0.1.0"
+
+
+def _keep_numba_cache_with_ours() -> None:
+    """numba's kernel cache under ``$XMLTHRESH_CACHE/numba`` unless ``NUMBA_CACHE_DIR`` is set: set here, before
+    any module imports numba (which reads the variable once), and checked by :mod:`xmlthresh._util.jit`."""
+    if "NUMBA_CACHE_DIR" not in os.environ:
+        from xmlthresh._util.paths import cache_dir
+
+        os.environ["NUMBA_CACHE_DIR"] = str(cache_dir() / "numba")
+
+
+_keep_numba_cache_with_ours()
 
 #: public name -> module that defines it (loaded lazily by ``__getattr__``)
 _LAZY = {

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from xmlthresh._util.jit import cached_njit
 
 # fdlibm: ln2 split so that k * LN2_HI is exact for |k| < 2^11
 LN2_HI = 6.93147180369123816490e-01
@@ -186,7 +186,7 @@ _EXPM1_TAYLOR_ARRAY = np.array(_EXPM1_TAYLOR)
 _LOG_SERIES = np.array(tuple(1.0 / (2 * i + 1) for i in range(13)))
 
 
-@njit(cache=True)
+@cached_njit
 def _horner1(coefficients: np.ndarray, x: float) -> float:
     result = coefficients[-1]
     for i in range(len(coefficients) - 2, -1, -1):
@@ -194,7 +194,7 @@ def _horner1(coefficients: np.ndarray, x: float) -> float:
     return result
 
 
-@njit(cache=True)
+@cached_njit
 def exp_scalar(x: float) -> float:
     if np.isnan(x):
         return np.nan
@@ -208,14 +208,14 @@ def exp_scalar(x: float) -> float:
     return math.ldexp(math.ldexp(_horner1(_EXP_TAYLOR_ARRAY, r), int(half)), int(k - half))
 
 
-@njit(cache=True)
+@cached_njit
 def expm1_scalar(x: float) -> float:
     if abs(x) < 0.5:
         return x * _horner1(_EXPM1_TAYLOR_ARRAY, x)
     return exp_scalar(x) - 1.0
 
 
-@njit(cache=True)
+@cached_njit
 def log_scalar(x: float) -> float:
     if not (np.isfinite(x) and x > 0):
         if x == 0:
@@ -235,7 +235,7 @@ def log_scalar(x: float) -> float:
     return ef * LN2_HI + (ef * LN2_LO + log_m)
 
 
-@njit(cache=True)
+@cached_njit
 def log1p_scalar(x: float) -> float:
     u = 1.0 + x
     denominator = u - 1.0
@@ -244,7 +244,7 @@ def log1p_scalar(x: float) -> float:
     return log_scalar(u) * (x / denominator)
 
 
-@njit(cache=True)
+@cached_njit
 def _exp_kernel(x: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
     for i in range(x.size):
@@ -252,7 +252,7 @@ def _exp_kernel(x: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@cached_njit
 def _expm1_kernel(x: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
     for i in range(x.size):
@@ -260,7 +260,7 @@ def _expm1_kernel(x: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@cached_njit
 def _log_kernel(x: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
     for i in range(x.size):
@@ -268,7 +268,7 @@ def _log_kernel(x: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@cached_njit
 def _log1p_kernel(x: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
     for i in range(x.size):
@@ -276,7 +276,7 @@ def _log1p_kernel(x: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@cached_njit
 def _power_kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
     for i in range(x.size):

@@ -18,7 +18,6 @@ import importlib.util
 import os
 import re
 import tempfile
-from importlib.metadata import entry_points
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the xmlthresh package folder
@@ -127,6 +126,8 @@ def installed_plugin_conf_dirs() -> list[Path]:
     Found from the distribution's metadata without importing the plugin, in whichever process composes a
     config (the CLI, a sweep worker, the compose API): an uninstalled plugin has no entry point, so its
     options are unknown again."""
+    from importlib.metadata import entry_points  # not at module level: ``import xmlthresh`` imports this module
+
     dirs: list[Path] = []
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         top_level = entry.value.split(":")[0].strip().split(".")[0]

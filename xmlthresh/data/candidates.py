@@ -26,11 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-import numba
 import numpy as np
 
 from xmlthresh.metrics import safe_ratio
 from xmlthresh.data.ranked_lists import RankedLists, RankedListsError
+from xmlthresh._util.jit import cached_njit
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def build_candidates(lists: RankedLists, pareto: bool = True) -> Candidates:
     return candidates
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _tp_reduced_candidates(cut_of_relevant, label_ptr, list_length, n_relevant, num_docs, include_predict_all):
     """Cut just after each relevant document (after its tie group when scores tie: relevant documents of one
     group share that cut, which counts them all), plus predict-all when it adds true positives."""
@@ -155,7 +155,7 @@ def _tp_reduced_candidates(cut_of_relevant, label_ptr, list_length, n_relevant, 
     return cand_ptr, tp, cut
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _drop_dominated(cand_ptr, tp, cut):
     """Keep candidate j iff its precision beats every later candidate of its label (recall grows with j)."""
     n = len(cand_ptr) - 1

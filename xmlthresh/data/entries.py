@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import scipy.sparse as sp
+from xmlthresh._util.jit import cached_njit
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def entry_truth(entries: LabelEntries, labels: sp.csr_matrix) -> np.ndarray:
 
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _truth_of_entries(label_ptr, doc, rel_indptr, rel_indices, n_docs):
     n = len(label_ptr) - 1
     truth = np.zeros(len(doc), dtype=np.float64)

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from xmlthresh.data.candidates import Candidates
 from xmlthresh.data.entries import LabelEntries
+from xmlthresh._util.jit import cached_njit
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def expected_candidates(entries: LabelEntries, eta: np.ndarray, unscored_eta: np
     return ExpectedCandidates(candidates, thr, usable)
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _candidates_kernel(label_ptr, score, eta, unscored_eta, n_docs, include_predict_all):
     n = len(label_ptr) - 1
     total = len(score) + n

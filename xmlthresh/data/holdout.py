@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh._util.jit import cached_njit
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def split_ranked_lists(lists: RankedLists, seed: int = 0, fit_fraction: float = 
     return RankedListHoldout(fit, ev, fit_orig, ev_orig)
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _draw_to_fit(count, fit_left, total_left):
     """How many of ``count`` documents go to the fit half (hypergeometric without replacement)."""
     if count == 0 or fit_left == 0:
@@ -66,7 +66,7 @@ def _draw_to_fit(count, fit_left, total_left):
     return np.random.hypergeometric(fit_left, total_left - fit_left, count)
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _split(relevant_rank, label_ptr, list_length, n_relevant, num_docs, m_fit, seed):
     np.random.seed(seed)
     n = len(list_length)
@@ -126,7 +126,7 @@ def _split(relevant_rank, label_ptr, list_length, n_relevant, num_docs, m_fit, s
             ev_rank[:ne].copy(), ev_ptr, ev_len, ev_s, ev_orig[:ne].copy())
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _transfer(fit_cuts, fit_rank, fit_ptr, fit_orig, m_fit, m_eval, eval_length):
     n = len(fit_cuts)
     out = np.zeros(n, dtype=np.int64)

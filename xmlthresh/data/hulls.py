@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-import numba
 import numpy as np
 
 from xmlthresh.data.candidates import Candidates
+from xmlthresh._util.jit import cached_njit
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def hull_chains(candidates: Candidates) -> HullChains:
     return hulls
 
 
-@numba.njit(cache=True)
+@cached_njit
 def upper_right_chains(cand_ptr, precision, recall):
     """Vertices of every label's upper-right convex hull chain, from its max-precision vertex to its
     max-recall vertex (candidate indices, CSR by label).
@@ -117,7 +117,7 @@ def upper_right_chains(cand_ptr, precision, recall):
     return chain_ptr, chain[:out].copy()
 
 
-@numba.njit(cache=True)
+@cached_njit
 def chain_edges(chain_ptr, chain, tp, cut, n_relevant, precision, recall, exact):
     """Every chain edge as (label, dp, dr, key), key = -dp/dr = the tangent of the normal direction at which
     the edge becomes the better move. With ``exact`` (integer counts) the key comes from the counts, so equal
@@ -152,7 +152,7 @@ def chain_edges(chain_ptr, chain, tp, cut, n_relevant, precision, recall, exact)
     return label, dp, dr, key
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _stable_sort_by_dr_dp(order, start, stop, dr, dp, scratch):
     """Sort ``order[start:stop]`` in place by (dr, dp) of its edges, stably (equal edges keep their order):
     a bottom-up merge sort through ``scratch``. Written out rather than ``np.argsort(kind="mergesort")``,
@@ -190,7 +190,7 @@ def _stable_sort_by_dr_dp(order, start, stop, dr, dp, scratch):
             order[q] = scratch[q]
 
 
-@numba.njit(cache=True)
+@cached_njit
 def canonical_edge_order(order, key, dr, dp, label, chain_ptr):
     """Turn ``order`` (the edges stably sorted by key; edges given label by label, in chain order) into the
     canonical order, in place: inside every group of equal keys, by edge vector (dr, then dp), then by label

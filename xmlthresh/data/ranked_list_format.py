@@ -20,11 +20,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import numba
 import numpy as np
 
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.data.streaming import DEFAULT_CHUNK_SIZE, DataSource, bytes_blocks, damage_of, line_blocks, open_source
+from xmlthresh._util.jit import cached_njit
 
 log = logging.getLogger(__name__)
 
@@ -242,12 +242,12 @@ def _describe_error(line: bytes, source: str, err: int, line_no: int, token_no: 
     return f"{where}: malformed line"
 
 
-@numba.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _is_space(c):
     return c == 32 or c == 9 or c == 13  # space, tab, carriage return
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _parse_lines(buf, line_no):
     """Parse a block of complete lines (the last one may lack its newline); ``line_no`` lines came before.
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numba
 import numpy as np
 
 from xmlthresh._util.lazy_imports import lazy_module
 from xmlthresh.thresholds import apply_thresholds
 from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh._util.jit import cached_njit
 
 sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 
@@ -245,7 +245,7 @@ def _sorted_by_label(scores: np.ndarray | sp.csr_matrix) -> tuple[np.ndarray, np
     return label_ptr, order.ravel().astype(np.int64), sorted_scores.ravel()
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _sort_label_segments(label_ptr, doc, score):
     """Each label's entries (a segment of the CSC arrays) by decreasing score; stable, so ties keep the
     increasing document order. One small sort per label instead of a global 3-key lexsort over all entries."""
@@ -262,7 +262,7 @@ def _sort_label_segments(label_ptr, doc, score):
     return order_doc, order_score
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _relevance_in_order(label_ptr, order_doc, order_score, rel_indptr, rel_indices, n_docs):
     """Positions (1-based) of the relevant documents in every label's sorted order, the end of their tie
     group, and the CSR pointer over labels."""

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numba
 import numpy as np
 import scipy.sparse as sp
+from xmlthresh._util.jit import cached_njit
 
 
 def iterative_stratification(labels: sp.spmatrix | np.ndarray, proportions: Sequence[float],
@@ -84,13 +84,13 @@ class StratificationProblem:
                    columns.indices[order].astype(np.int64), label_priority, unlabelled.astype(np.int64), tie_draw)
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _before(a, b, remaining, priority):
     """Heap order: fewer unassigned examples first, then the random label order."""
     return remaining[a] < remaining[b] or (remaining[a] == remaining[b] and priority[a] < priority[b])
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _sift_up(heap, position, i, remaining, priority):
     while i > 0:
         parent = (i - 1) // 2
@@ -102,7 +102,7 @@ def _sift_up(heap, position, i, remaining, priority):
         i = parent
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _sift_down(heap, position, i, size, remaining, priority):
     while True:
         smallest = i
@@ -117,7 +117,7 @@ def _sift_down(heap, position, i, size, remaining, priority):
         i = smallest
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _choose_fold(wish, wish_total, draw):
     """The fold that wants the label most; ties -> the one that wants the most examples; then ``draw``."""
     k = len(wish)
@@ -139,7 +139,7 @@ def _choose_fold(wish, wish_total, draw):
     return 0
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _stratify(row_ptr, row_labels, label_ptr, label_docs, ratio, priority, unlabelled, tie_draw):
     n_docs = len(row_ptr) - 1
     n_labels = len(label_ptr) - 1

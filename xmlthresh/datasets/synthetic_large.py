@@ -36,13 +36,13 @@ give the same lists on every machine and thread count (tests/test_determinism.py
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from xmlthresh._util import detmath
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.validation import check_int, check_memory, check_number
 from xmlthresh.datasets.base import Dataset
 from xmlthresh.datasets.registry import DATASETS
+from xmlthresh._util.jit import cached_njit
 
 #: spacings drawn per block of labels (part of the seeding scheme: changing it changes the data)
 BLOCK_DRAWS = 1 << 22
@@ -172,7 +172,7 @@ def _block_ranks(rng, count, scale, in_reach, max_false, length, quality):
                                 np.ascontiguousarray(max_false, dtype=np.int64), int(length), float(quality))
 
 
-@njit(cache=True)
+@cached_njit
 def _ranks_from_spacings(cumulative, count, scale, in_reach, max_false, length, quality):
     """The numba kernel of :func:`_numpy_ranks_from_spacings`: one pass over the order statistics, label by
     label, with the same operations in the same order (detmath's scalar kernels), so the same bits."""

@@ -20,7 +20,6 @@ documents over the same labels. 10^5 labels x 10^5 documents with top-20 scores 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -31,6 +30,7 @@ from xmlthresh.validation import check_int, check_memory, check_number
 from xmlthresh.datasets.registry import DATASETS
 from xmlthresh.datasets.base import Dataset
 from xmlthresh.datasets.synthetic_xmc_posterior import XmcPopulation, popularity_weights, xmc_label_prior
+from xmlthresh._util.jit import cached_njit
 
 #: dense scores (top_k = None) of more (document, label) cells than this per split are refused
 MAX_DENSE_CELLS = 50_000_000
@@ -157,7 +157,7 @@ def _draw_labels(rng, rows, n_labels, alias, labels_per_doc) -> tuple[np.ndarray
     return indptr, label
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _alias_table(weight):
     """Walker/Vose alias table of the distribution ``weight`` (positive): draw j uniformly, keep it with
     probability accept[j], else take other[j]."""
@@ -190,7 +190,7 @@ def _alias_table(weight):
     return accept, other
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _top_k_candidates(true_ptr, true_label, true_score, distractor_label, distractor_score, k, n_labels):
     """Per document: candidates = its true labels plus its distractors not already among them; keep the k
     best-scored. Returns CSR (indptr, label index sorted within a row, score)."""

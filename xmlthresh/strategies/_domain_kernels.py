@@ -7,17 +7,17 @@ by increasing tp (so increasing recall); points are (p, r); sums are divided by 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from xmlthresh.strategies._kernels import f_beta_scalar, neumaier_add, segment_max_f
+from xmlthresh._util.jit import cached_njit
 
 #: a hull maximiser closer than this (as a fraction of its edge) to an end point is taken to be that vertex
 VERTEX_TOL = 1e-9
 
 
 # ---------------------------------------------------------------------------------------------- domain_fast
-@numba.njit(cache=True)
+@cached_njit
 def support_points(sorted_key, sorted_label, chain_ptr, chain, precision, recall, tangent):
     """Support point of the Minkowski average of the label chains in every direction of a fan.
 
@@ -65,7 +65,7 @@ def support_points(sorted_key, sorted_label, chain_ptr, chain, precision, recall
     return step, mean_p, mean_r
 
 
-@numba.njit(cache=True)
+@cached_njit
 def polyline_max_f(point_p, point_r, b2):
     """Max of F_beta over the polyline through the given points (every vertex and every segment).
 
@@ -82,7 +82,7 @@ def polyline_max_f(point_p, point_r, b2):
 
 
 # ---------------------------------------------------------------------------------------------- branch and bound
-@numba.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _edge_key(tp1, tau1, tp2, tau2, s, dp, dr):
     """-dp/dr of the edge from (tp1, tau1) to (tp2, tau2) of a label with s relevant documents, from integer
     counts exactly as ``xmlthresh.data.hulls.chain_edges`` computes it (equal edges get identical keys)."""
@@ -91,7 +91,7 @@ def _edge_key(tp1, tau1, tp2, tau2, s, dp, dr):
     return -dp / dr
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _range_chain(lo, hi, precision, recall, out, base):
     """Upper-right hull chain of the candidates [lo, hi) of one label, written to ``out[base:]``; returns the
     end. Same rule as ``xmlthresh.data.hulls.upper_right_chains``: start at the highest precision (highest
@@ -119,7 +119,7 @@ def _range_chain(lo, hi, precision, recall, out, base):
     return end
 
 
-@numba.njit(cache=True)
+@cached_njit
 def label_classes(candidate_order, cand_ptr, tp, cut, n_relevant):
     """Classes of interchangeable labels (same s_k and the same candidates, cut by cut), given the labels
     sorted so that identical labels are adjacent (``candidate_order``, e.g. by a hash of their candidates).
@@ -150,7 +150,7 @@ def label_classes(candidate_order, cand_ptr, tp, cut, n_relevant):
     return label_class
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _grow(array, needed):
     """``array`` with room for at least ``needed`` elements (doubling), contents kept."""
     if needed <= len(array):
@@ -163,7 +163,7 @@ def _grow(array, needed):
     return bigger
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _choice_f(choice, precision, recall, inv_n, b2):
     """F-macro (here F of the averaged precision and recall) of one candidate per label."""
     p = 0.0
@@ -174,7 +174,7 @@ def _choice_f(choice, precision, recall, inv_n, b2):
     return f_beta_scalar(p * inv_n, r * inv_n, b2)
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _gather_restrictions(node, node_parent, node_rstart, node_rcount, pool_label, pool_lo, pool_hi, restricted,
                          lo_of, hi_of, touched):
     """Apply the restrictions of ``node`` and its ancestors to the scratch ``lo_of``/``hi_of`` (the nearest
@@ -195,7 +195,7 @@ def _gather_restrictions(node, node_parent, node_rstart, node_rcount, pool_label
     return n_touched
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _restricted_edges(touched, n_touched, lo_of, hi_of, tp, cut, n_relevant, precision, recall, sub_chain,
                       start_of, extra_label, extra_from, extra_to, extra_key):
     """Hull chains of the restricted labels' candidate ranges: sets each one's chain start in ``start_of`` and
@@ -221,7 +221,7 @@ def _restricted_edges(touched, n_touched, lo_of, hi_of, tp, cut, n_relevant, pre
     return n_extra
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _merge_edges(root_label, root_from, root_to, root_key, restricted, extra_label, extra_from, extra_to,
                  extra_key, n_extra, merged_label, merged_from, merged_to):
     """The node's edges in sweep order, written to ``merged_*``: the root edges of unrestricted labels merged
@@ -252,7 +252,7 @@ def _merge_edges(root_label, root_from, root_to, root_key, restricted, extra_lab
     return n_merged
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _sweep_node(start_of, merged_from, merged_to, n_merged, precision, recall, inv_n, b2):
     """Trace the node's hull path (the arithmetic of ``_kernels.increment_sweep``) from the chain starts
     through its ``n_merged`` edges. Returns (best_f, best_step, upper_f, upper_segment, upper_t): the best
@@ -288,7 +288,7 @@ def _sweep_node(start_of, merged_from, merged_to, n_merged, precision, recall, i
     return best_f, best_step, upper_f, upper_segment, upper_t
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _state_after(steps, start_of, merged_label, merged_to, out):
     """The candidate of every label after the first ``steps`` edges of the node's sweep, written to ``out``."""
     for k in range(len(start_of)):
@@ -297,7 +297,7 @@ def _state_after(steps, start_of, merged_label, merged_to, out):
         out[merged_label[e]] = merged_to[e]
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _write_children(node, k, split, lo_of, hi_of, cand_ptr, class_ptr, class_member, label_class, pool_label,
                     pool_lo, pool_hi, pool_size, kids_start, orbit_size):
     """Append the restrictions of ``node``'s two children to the pool: child 1 keeps the branching label ``k``
@@ -329,7 +329,7 @@ def _write_children(node, k, split, lo_of, hi_of, cand_ptr, class_ptr, class_mem
     return pool_label, pool_lo, pool_hi, pool_size
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _link_child(child, parent, side, node_parent, node_rstart, node_rcount, kids_start, orbit_size):
     """Make ``child`` the first (``side`` 0: the branching label's lower range) or second (1: its orbit's upper
     ranges) child of ``parent``, pointing at the restrictions :func:`_write_children` wrote for it."""
@@ -342,7 +342,7 @@ def _link_child(child, parent, side, node_parent, node_rstart, node_rcount, kids
         node_rcount[child] = orbit_size[parent]
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _heap_push(heap, heap_size, node, node_bound):
     """Insert ``node`` into the max-heap ``heap[:heap_size]`` ordered by ``node_bound``; returns the new size."""
     h = heap_size
@@ -357,7 +357,7 @@ def _heap_push(heap, heap_size, node, node_bound):
     return heap_size
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _heap_pop(heap, heap_size, node_bound):
     """Remove the top of the max-heap ``heap[:heap_size]`` (read it from ``heap[0]`` before); returns the new
     size."""
@@ -379,7 +379,7 @@ def _heap_pop(heap, heap_size, node_bound):
     return heap_size
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _reset_scratch(touched, n_touched, restricted, lo_of, hi_of, start_of, cand_ptr, root_start):
     """Undo a node's restrictions in the scratch arrays (back to the root's full ranges and chain starts)."""
     for j in range(n_touched):
@@ -390,7 +390,7 @@ def _reset_scratch(touched, n_touched, restricted, lo_of, hi_of, start_of, cand_
         start_of[k] = root_start[k]
 
 
-@numba.njit(cache=True)
+@cached_njit
 def branch_and_bound(
     cand_ptr,
     tp,

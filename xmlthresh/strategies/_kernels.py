@@ -6,11 +6,11 @@ All kernels are pure functions over flat arrays (see ``xmlthresh.data.candidates
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+from xmlthresh._util.jit import cached_njit
 
 
-@numba.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def f_beta_scalar(precision, recall, b2):
     """F_beta for scalars with b2 = beta^2; 0 when both are 0."""
     den = b2 * precision + recall
@@ -19,7 +19,7 @@ def f_beta_scalar(precision, recall, b2):
     return (1.0 + b2) * precision * recall / den
 
 
-@numba.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def neumaier_add(total, compensation, value):
     """One step of Neumaier's compensated summation: (total + value, updated compensation); the exact sum is
     total + compensation. Keeps 10^6-step sweeps exact to ~1e-16."""
@@ -31,7 +31,7 @@ def neumaier_add(total, compensation, value):
     return t, compensation
 
 
-@numba.njit(cache=True)
+@cached_njit
 def segment_max_f(p0, r0, dp, dr, b2):
     """Max of F_beta on the segment (p0, r0) + t (dp, dr), t in [0, 1]; returns (F, t).
 
@@ -73,7 +73,7 @@ def segment_max_f(p0, r0, dp, dr, b2):
     return best, best_t
 
 
-@numba.njit(cache=True)
+@cached_njit
 def select_crossing(key, dp, dr, start_p_sum, start_r_sum, n, b2, seed):
     """The group of equal-key edges where F turns from rising to falling along the hull boundary, found
     without sorting the edges (expected O(E), quickselect on the keys).
@@ -135,7 +135,7 @@ def select_crossing(key, dp, dr, start_p_sum, start_r_sum, n, b2, seed):
     return False, threshold, base_p + base_perr, base_r + base_rerr
 
 
-@numba.njit(cache=True)
+@cached_njit
 def increment_sweep(start_p_sum, start_r_sum, step_dp, step_dr, n, b2):
     """Walk the boundary of the Minkowski average of the label chains: from every label at its max-precision
     vertex (sums ``start_p_sum``, ``start_r_sum``), apply the chain edges in sweep order -- each one a single
@@ -182,7 +182,7 @@ def increment_sweep(start_p_sum, start_r_sum, step_dp, step_dr, n, b2):
     return best_step, best_f, upper_f, upper_segment, upper_t
 
 
-@numba.njit(cache=True)
+@cached_njit
 def coordinate_ascent(cand_ptr, precision, recall, current, b2, max_passes, tol):
     """Cyclic coordinate ascent on F-macro: each label in turn moves to its best candidate with the others
     fixed, until a full pass changes nothing (an improvement must exceed ``tol``) or ``max_passes``.
@@ -220,7 +220,7 @@ def coordinate_ascent(cand_ptr, precision, recall, current, b2, max_passes, tol)
     return passes, False
 
 
-@numba.njit(cache=True)
+@cached_njit
 def independent_argmax(cand_ptr, precision, recall, b2):
     """Per label the first candidate maximising its own F_beta(p_k, r_k) (T_b: the macro-F optimum)."""
     n = len(cand_ptr) - 1

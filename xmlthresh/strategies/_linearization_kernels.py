@@ -12,13 +12,13 @@ Pure functions over flat arrays (CSR by label, see ``xmlthresh.data.ranked_lists
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from xmlthresh.strategies._kernels import neumaier_add
+from xmlthresh._util.jit import cached_njit
 
 
-@numba.njit(cache=True)
+@cached_njit
 def prefix_means(start_p_sum, start_r_sum, step_dp, step_dr, n_labels):
     """Mean precision and recall after each prefix of the steps: state i = start + steps[:i] (i = 0..E),
     divided by ``n_labels``. Neumaier-compensated, so state i is as accurate as a fresh sum."""
@@ -38,7 +38,7 @@ def prefix_means(start_p_sum, start_r_sum, step_dp, step_dr, n_labels):
     return mean_p, mean_r
 
 
-@numba.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _last_cut_in_block(tp, start, end, recall, weight_p, weight_r, threshold):
     """Largest cut c in [start, end] of a block of equal tp whose linear score weight_p * tp / c +
     weight_r * recall is >= threshold (the score at ``start`` is known to be). The score falls with c, so
@@ -58,7 +58,7 @@ def _last_cut_in_block(tp, start, end, recall, weight_p, weight_r, threshold):
     return cut
 
 
-@numba.njit(cache=True)
+@cached_njit
 def position_blocks(relevant_rank, cut_of_relevant, label_ptr, list_length, n_relevant, num_docs,
                     include_predict_all):
     """Every admissible cut position of every label, as blocks of equal tp (CSR by label, in cut order).
@@ -107,7 +107,7 @@ def position_blocks(relevant_rank, cut_of_relevant, label_ptr, list_length, n_re
     return block_ptr, block_tp[:out].copy(), block_start[:out].copy(), block_end[:out].copy()
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _block_precision_recall(block_ptr, block_tp, block_start, n_relevant):
     """Precision and recall at the first cut of every block (precision 0 for "predict nothing")."""
     block_p = np.zeros(len(block_tp))
@@ -120,7 +120,7 @@ def _block_precision_recall(block_ptr, block_tp, block_start, n_relevant):
     return block_p, block_r
 
 
-@numba.njit(cache=True)
+@cached_njit
 def neighbourhood_rectangles(block_ptr, block_tp, block_start, block_end, n_relevant, weight_p, weight_r, slack):
     """Algorithm 2 over every position (the blocks of :func:`position_blocks`), for each direction g.
 
@@ -179,7 +179,7 @@ def neighbourhood_rectangles(block_ptr, block_tp, block_start, block_end, n_rele
     return out_bp, out_br, out_pmin, out_pmax, out_rmin, out_rmax
 
 
-@numba.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _gap_lower_bound(p, r, ref_p, ref_r, wp_lo, wp_hi, wr_lo, wr_hi):
     """A lower bound, over every weight (wp, wr) of the box, of the linear-score gap between the reference
     positions and the position (p, r): max over references of min over the box of w . (ref - (p, r))."""
@@ -191,7 +191,7 @@ def _gap_lower_bound(p, r, ref_p, ref_r, wp_lo, wp_hi, wr_lo, wr_hi):
     return bound
 
 
-@numba.njit(cache=True)
+@cached_njit
 def cell_rectangles(block_ptr, block_tp, block_start, block_end, n_relevant, wp_lo, wp_hi, wr_lo, wr_hi,
                     ref_wp, ref_wr, slack):
     """The sound error region's rectangles: for each cell c of the (P0, R0) grid, with linear-score weights in

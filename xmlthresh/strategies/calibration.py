@@ -30,12 +30,12 @@ Everything is vectorised over labels (numba kernels over CSC segments), never a 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
 from xmlthresh.data.entries import LabelEntries, entry_truth, label_entries
 from xmlthresh.data.scores import ScoredSplit
+from xmlthresh._util.jit import cached_njit
 
 CALIBRATIONS = ("isotonic", "platt", "pooled", "none")
 
@@ -191,7 +191,7 @@ def _platt_per_label(label: np.ndarray, score: np.ndarray, truth: np.ndarray, n:
     return a / scale, b - a * mean / scale
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _pav(x_sorted, y):
     """Isotonic regression of y on sorted x (pool adjacent violators); equal x are pooled first.
     Returns the block starts (their smallest x) and block means: a non-decreasing step function."""
@@ -219,7 +219,7 @@ def _pav(x_sorted, y):
     return xs[:blocks].copy(), sums[:blocks] / weights[:blocks]
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _per_label_pav(label_ptr, score, truth):
     """``_pav`` of every label's entries; the step functions as CSR arrays (ptr, x, y)."""
     n = len(label_ptr) - 1
@@ -239,7 +239,7 @@ def _per_label_pav(label_ptr, score, truth):
     return ptr, xs[:out].copy(), ys[:out].copy()
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _step_eval(bx, by, query):
     """Value of the step function (block starts bx, values by) at each query: the block of the largest start
     <= query; below the first start, the first value."""
@@ -250,7 +250,7 @@ def _step_eval(bx, by, query):
     return out
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _per_label_step_eval(ptr, bx, by, label_ptr, query):
     out = np.zeros(len(query))
     for k in range(len(label_ptr) - 1):
@@ -263,7 +263,7 @@ def _per_label_step_eval(ptr, bx, by, label_ptr, query):
     return out
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _segment_range(label_ptr, values):
     """(min, max) of every label's segment of ``values`` (0, 0 for an empty segment)."""
     n = len(label_ptr) - 1
