@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -267,3 +269,78 @@ def test_the_interval_for_new_documents_is_a_column_of_the_table_and_the_page_wh
     fake_store(monkeypatch, rows[2:])  # no run has one: no empty column
     assert "interval for new documents" not in write_report(load_runs(latest_sweep=False), tmp_path / "none",
                                                             title="t", command="x")["html"].read_text()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (lambda uri, tmp: ["--uri", f"http://127.0.0.1:{_free_port()}"], r"tracking server http://127\.0\.0\.1:\d+ is not "
+                                                                      r"reachable"),
+    (lambda uri, tmp: ["--uri", f"sqlite:///{tmp}/nosuch/x.db"], r"tracking store sqlite:///.*/nosuch/x\.db does not "
+                                                                 r"exist"),
+    (lambda uri, tmp: ["--uri", uri, "--experiment", "nosuch"], r"no experiment 'nosuch' in the store .*experiments: "
+                                                                r"'Default', 'xmlthresh'"),
+    (lambda uri, tmp: ["--uri", uri, "--all", "--reference", "nosuch"], r"--reference 'nosuch': no selected run used "
+                                                                        r"that strategy \(strategies: domain, independent\)"),
+    (lambda uri, tmp: ["--uri", uri, "--all", "--metrics", "f_macro", "nosuch"],
+     r"--metrics: no selected run logged 'nosuch' \(logged: .*f_macro"),
+    (lambda uri, tmp: ["--uri", uri, "--all", "--out", str(_a_file(tmp))], r"--out .*a-file: cannot create the report "
+                                                                           r"folder there \(File exists\)"),
+])
+def test_every_bad_report_command_is_one_line_within_seconds(store, tmp_path, capsys, arguments, message):
+    """The report command was outside the error contract: tracebacks for an unreachable server or a bad --out,
+    a new empty store for a mistyped path, an unknown --reference or --metrics silently ignored."""
+    import re
+    import time
+
+    uri, _ = store
+    started = time.monotonic()
+    assert main(arguments(uri, tmp_path)) == 1
+    assert time.monotonic() - started < 30
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("python -m xmlthresh.report: error: "), err
+    assert re.search(message, err), err
+    assert not (tmp_path / "nosuch").exists()  # a mistyped store path creates nothing
+
+
+def _a_file(tmp):
+    path = tmp / "a-file"
+    path.write_text("in the way")
+    return path
+
+
+def test_a_store_of_another_mlflow_schema_is_one_line_naming_the_version(store, tmp_path, capsys):
+    """(A newer MLflow's store, faked by a schema revision this MLflow does not know.)"""
+    import shutil
+    import sqlite3
+
+    uri, _ = store
+    copy = tmp_path / "newer.db"
+    shutil.copy(uri[len("sqlite:///"):], copy)
+    with sqlite3.connect(copy) as connection:
+        connection.execute("UPDATE alembic_version SET version_num = 'ffffffffffff'")
+    assert main(["--uri", f"sqlite:///{copy}", "--all", "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and re.search(r"holds runs but cannot be used: MLflow \S+ cannot open it: ", err), err
+
+
+def test_a_figure_with_many_panels_wraps_into_rows(monkeypatch):
+    """Fourteen panels in one row crashed plotly (a spacing above 1 / (columns - 1))."""
+    from xmlthresh.report.figures import figure_specs
+    from xmlthresh.report.html import plotly_figure
+
+    rows = [run_row(s, 0.5 + 0.01 * b, dataset=f"set{d}", **{"strategy.n_angles": b}) for s in ("domain_fast",)
+            for d in range(14) for b in (14, 100)]
+    fake_store(monkeypatch, rows)
+    runs = load_runs(latest_sweep=False)
+    (spec,) = figure_specs(runs)
+    figure = plotly_figure(runs, spec)
+    titles = [annotation.text for annotation in figure.layout.annotations]
+    assert len(titles) == 14 and len(figure.data) == 14
+    assert {trace.xaxis for trace in figure.data} == {"x"} | {f"x{k}" for k in range(2, 15)}

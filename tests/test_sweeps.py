@@ -209,3 +209,44 @@ def test_an_untracked_sweep_with_a_failed_job_exits_1(isolated_home):
     again = sweep(isolated_home, "tracking.enabled=false", "beta=1,2", "plots=false", folder)  # the same folder
     assert again.returncode == 0, again.stderr[-2000:]  # the earlier launch's failure is not this one's
     assert "failed 0" in again.stderr and "job(s) of the sweep failed" not in again.stderr
+
+
+def _sweep_config(overrides: list[str], task: str = "thresholds"):
+    from hydra import compose, initialize_config_module
+    from omegaconf import OmegaConf
+
+    from xmlthresh.config.compose import register_resolvers
+
+    register_resolvers()
+    with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
+        cfg = compose(config_name="config", return_hydra_config=True, overrides=[f"task={task}"])
+    OmegaConf.set_readonly(cfg, False)
+    cfg.hydra.overrides.task = overrides
+    return cfg
+
+
+@pytest.mark.parametrize("overrides, task, message", [
+    (["beta=range(0)"], "thresholds", "the sweep has no job: beta gives no value; give at least one"),
+    (["estimator=ckde,gmm", "cde_dataset=surd,xanes"], "thresholds",
+     "task=thresholds does not read estimator, cde_dataset: the sweep's 4 jobs would be identical"),
+    (["strategy=domain,pu"], "cde", "task=cde does not read strategy: the sweep's 2 jobs would be identical"),
+    (["strategy=domain,pu", "estimator=ckde,gmm"], "thresholds", None),  # one swept key is read: jobs differ
+    (["strategy=domain,pu", "task=thresholds,cde"], "thresholds", None),
+    (["beta=1,2"], "thresholds", None),
+])
+def test_a_sweep_that_would_do_nothing_is_refused(overrides, task, message):
+    """``-m beta=range(0)`` exited 0 having run nothing; ``experiment=cde_benchmark task=thresholds`` ran 18
+    identical threshold jobs."""
+    from xmlthresh.run.sweep import idle_sweep_message, sweep_values
+
+    cfg = _sweep_config(overrides, task)
+    found = idle_sweep_message(cfg, sweep_values(cfg))
+    assert (found is None) if message is None else found.startswith(message), found
+
+
+def test_an_idle_sweep_exits_1_with_one_line_and_runs_nothing(isolated_home):
+    proc = sweep(isolated_home, "beta=range(0)", "tracking.enabled=false")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == ("xmlthresh: error: the sweep has no job: beta gives no value; "
+                                                    "give at least one"), proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -11,3 +11,31 @@ from __future__ import annotations
 
 class InputError(ValueError):
     """Invalid user input (scores, labels, thresholds files, options); the message says what to do."""
+
+
+class UserFacingError(Exception):
+    """A base for errors of the user's environment that are not a ``ValueError`` (data that cannot be had, e.g.
+    :class:`~xmlthresh.data.download.DataUnavailableError`): the entry points print them as one line."""
+
+
+def user_error_types() -> tuple[type[BaseException], ...]:
+    """Errors caused by the input, the configuration or the place files go (malformed files, inconsistent
+    data and bad parameters are ValueErrors; unknown names, missing data, a plugin whose dependency is not
+    installed, a full disk, a read-only directory, a tracking store that cannot be used): every entry point
+    (the command line, ``xmlthresh explain``, ``python -m xmlthresh.report``) prints them as one line with exit
+    code 1. The classes are imported when an error happens, not with this module."""
+    from xmlthresh._util.files import WriteFailedError
+    from xmlthresh._util.paths import CacheNotWritableError
+    from xmlthresh._util.registry import UnavailableError, UnknownNameError
+
+    return (ValueError, UserFacingError, UnknownNameError, UnavailableError, WriteFailedError, CacheNotWritableError)
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-empty line of an exception's message (its type's name when the message is empty): what
+    an entry point prints after ``error:``."""
+    text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+    for line in str(text).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(exc).__name__

@@ -73,9 +73,6 @@ def main() -> None:
         sys.exit(1)
 
 
-#: the top-level keys only one task reads: ``--cfg job`` shows those of the chosen task (``task=...``)
-TASK_KEYS = {"thresholds": ("strategy", "dataset", "protocol", "ranker", "beta", "ceiling", "achievable"),
-             "cde": ("estimator", "cde_dataset", "cde")}
 
 
 def shows_job_config(args: list[str]) -> bool:
@@ -90,6 +87,8 @@ def shows_job_config(args: list[str]) -> bool:
 def task_config(text: str) -> str:
     """The YAML of ``--cfg job`` less the top-level blocks of the task not chosen (a CDE job has no strategy,
     a thresholds job no estimator); a comment at the top says what is left out."""
+    from xmlthresh.config.options import TASK_KEYS
+
     chosen = re.search(r"^task: *(\S+)", text, re.M)
     task = chosen.group(1) if chosen else "thresholds"
     hidden = [key for other, keys in TASK_KEYS.items() if other != task for key in keys if key not in TASK_KEYS.get(task, ())]

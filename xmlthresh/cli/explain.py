@@ -215,9 +215,9 @@ def main(argv: Sequence[str]) -> int:
 
     from xmlthresh.config import plugins  # noqa: F401 -- the registries find plugin data sets (counterexample) through it
     from xmlthresh.config.compose import compose
-    from xmlthresh.data.download import DataUnavailableError
     from xmlthresh.datasets import DATASETS
-    from xmlthresh._util.registry import ConfigError, UnknownNameError
+    from xmlthresh._util.errors import first_line, user_error_types
+    from xmlthresh._util.registry import ConfigError
 
     parser = argparse.ArgumentParser(prog="xmlthresh explain", description=__doc__.split("\n\n")[0])
     parser.add_argument("--start", default=None, help="cuts to start coordinate ascent from, e.g. 4,1")
@@ -240,8 +240,7 @@ def main(argv: Sequence[str]) -> int:
                 raise ConfigError(f"--start has {len(start)} cuts; the data set has "
                                   f"{int(np.count_nonzero(data.n_relevant > 0))} labels with relevant documents")
         print(explain(data, float(cfg.get("beta", 1.0)), start, args.max_vectors), end="")
-    except (ConfigError, ValueError, UnknownNameError, DataUnavailableError, HydraException) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc).splitlines()[0]
-        print(f"xmlthresh explain: error: {message}", file=sys.stderr)
+    except (ConfigError, HydraException, *user_error_types()) as exc:
+        print(f"xmlthresh explain: error: {first_line(exc)}", file=sys.stderr)
         return 1
     return 0

@@ -25,17 +25,10 @@ log = logging.getLogger("xmlthresh")
 
 
 def user_errors() -> tuple[type[BaseException], ...]:
-    """Errors caused by the input or the configuration (malformed files, inconsistent data, bad parameters are
-    ValueErrors; unknown names, missing data, a plugin whose dependency is not installed) or the place files
-    go (a full disk, a read-only directory): reported as one line, without a traceback. Imported when an
-    error happens, not with the module (``--help`` stays light)."""
-    from xmlthresh.data.download import DataUnavailableError
-    from xmlthresh._util.files import WriteFailedError
-    from xmlthresh._util.paths import CacheNotWritableError
-    from xmlthresh._util.registry import UnavailableError, UnknownNameError
+    """The errors printed as one line without a traceback (:func:`xmlthresh._util.errors.user_error_types`)."""
+    from xmlthresh._util.errors import user_error_types
 
-    return (ValueError, DataUnavailableError, UnknownNameError, UnavailableError, WriteFailedError,
-            CacheNotWritableError)
+    return user_error_types()
 
 
 #: ``group=option`` on the command line (``+group=``, ``++group=`` and ``group@package=`` too)

@@ -19,6 +19,10 @@ GROUPS = ("strategy", "dataset", "ranker", "protocol", "estimator", "cde_dataset
 PACKAGE_CONF = Path(__file__).resolve().parents[1] / "conf"  # xmlthresh/conf
 #: width of a listed option's line (its description is cut beyond it)
 LINE_WIDTH = 110
+#: the top-level keys only one task reads (``--cfg job`` hides the other task's; a sweep over keys its task
+#: does not read would run identical jobs)
+TASK_KEYS = {"thresholds": ("strategy", "dataset", "protocol", "ranker", "beta", "ceiling", "achievable"),
+             "cde": ("estimator", "cde_dataset", "cde")}
 
 
 @dataclass(frozen=True)

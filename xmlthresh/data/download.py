@@ -17,13 +17,14 @@ from pathlib import Path
 
 from xmlthresh._util.files import atomic_output
 from xmlthresh._util.paths import data_dir
+from xmlthresh._util.errors import UserFacingError
 
 log = logging.getLogger(__name__)
 
 _CHUNK = 1 << 20
 
 
-class DataUnavailableError(RuntimeError):
+class DataUnavailableError(RuntimeError, UserFacingError):
     """A raw data file is missing and could not be downloaded (the message says where to put it)."""
 
 

@@ -17,6 +17,7 @@ strategy (same data set, protocol and seed) with its standard error.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
@@ -73,10 +74,22 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     return paths
 
 
+PROG = "python -m xmlthresh.report"
+#: MLflow's documented limits on a tracking server's requests, for this command only: a server that answers
+#: the health check but not the API fails within seconds instead of after minutes of retries
+HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
+
+
 def _nothing_selected(uri: str | None, experiment: str, sweep: str | None) -> str:
-    """The one-line reason a report has no rows: an unknown sweep id (with the latest known ones), or a
+    """The one-line reason a report has no rows: an unknown experiment or sweep id (with the known ones), or a
     selection without finished job runs."""
+    from xmlthresh.tracking.mlflow_runs import default_tracking_uri, experiment_names
+
     table = runs_table(uri, experiment)
+    if table.empty and experiment not in experiment_names(uri):
+        known = ", ".join(repr(name) for name in experiment_names(uri)) or "none"
+        return (f"no experiment {experiment!r} in the store {uri or default_tracking_uri()} (experiments: {known}); "
+                "give --experiment, or --uri of the store the runs went to")
     parents = (table[table["tags.xmlthresh.sweep"] == "parent"].sort_values("start_time", ascending=False)
                if "tags.xmlthresh.sweep" in table else table.iloc[0:0])
     if sweep is not None and sweep not in set(parents["run_id"]):
@@ -87,35 +100,93 @@ def _nothing_selected(uri: str | None, experiment: str, sweep: str | None) -> st
     return f"no finished job runs in {where}: nothing to report"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m xmlthresh.report", description=__doc__.split("\n\n")[0])
+def check_selection(runs: pd.DataFrame, reference: str | None, metrics: Sequence[str]) -> None:
+    """Refuse, in one :class:`~xmlthresh._util.errors.InputError`, a ``--reference`` strategy none of the
+    selected runs used and a ``--metrics`` name none of them logged (both were silently ignored)."""
+    from xmlthresh._util.errors import InputError
+
+    if reference is not None and "strategy" in runs and reference not in set(runs["strategy"].dropna()):
+        known = ", ".join(sorted(set(runs["strategy"].dropna()))) or "none"
+        raise InputError(f"--reference {reference!r}: no selected run used that strategy (strategies: {known})")
+    missing = [name for name in metrics if name not in runs or not runs[name].notna().any()]
+    if missing:
+        logged = sorted(column[len("metrics."):] for column in runs.attrs.get("logged_metrics", []))
+        hint = f" (logged: {', '.join(logged[:30])}{', ...' if len(logged) > 30 else ''})" if logged else ""
+        raise InputError(f"--metrics: no selected run logged {', '.join(map(repr, missing))}{hint}")
+
+
+def output_dir(path: Path) -> Path:
+    """``path`` created when missing, or a :class:`~xmlthresh._util.files.WriteFailedError` naming it and why
+    (a file in the way, no permission): a bad ``--out`` was a raw traceback."""
+    from xmlthresh._util.files import WriteFailedError
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailedError(exc.errno, f"--out {path}: cannot create the report folder there "
+                                          f"({exc.strerror or exc}); give another --out") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise WriteFailedError(13, f"--out {path}: the folder is not writable; give another --out")
+    return path
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m xmlthresh.report``."""
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--uri", default=None, help="MLflow tracking URI (default: sqlite:///<project>/runs/mlflow.db)")
     parser.add_argument("--experiment", default="xmlthresh")
     parser.add_argument("--sweep", default=None, help="parent run id of a sweep (default: the latest sweep)")
     parser.add_argument("--all", action="store_true", help="every finished run of the experiment")
-    parser.add_argument("--reference", default="domain", help="strategy the paired differences refer to")
+    parser.add_argument("--reference", default=None, help="strategy the paired differences refer to (default: "
+                        "domain, when the selection has it)")
     parser.add_argument("--out", default=None, help="output directory (default: runs/reports/<sweep or all>)")
     parser.add_argument("--metrics", nargs="*", default=[], help="extra metrics to show (e.g. region_dF)")
     parser.add_argument("--title", default="xmlthresh report", help="the page's and the markdown's title")
     parser.add_argument("--ui-url", default=None, help="the MLflow UI the page links runs to (default: make ui's "
                         "http://127.0.0.1:5000)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m xmlthresh.report``: exit code 0 with the report written, or 1 and one line on stderr naming
+    the problem (a store that cannot be read, an unknown experiment, sweep, reference or metric, an output
+    folder that cannot be written)."""
+    args = parser().parse_args(argv)
+    for key, value in HTTP_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    from xmlthresh._util.errors import first_line, user_error_types
+    from xmlthresh.tracking.mlflow_runs import mlflow_error_types
+
+    try:
+        return report(args, argv)
+    except user_error_types() + mlflow_error_types() as exc:
+        print(f"{PROG}: error: {first_line(exc)}", file=sys.stderr)
+        return 1
+
+
+def report(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """The report the parsed command line asks for (see :func:`main`)."""
+    from xmlthresh.tracking.mlflow_runs import default_tracking_uri
+    from xmlthresh.tracking.store import check_store_exists
+
+    check_store_exists(args.uri or default_tracking_uri())
     runs = load_runs(args.uri, args.experiment, sweep=args.sweep, latest_sweep=not args.all, metrics=args.metrics)
     if runs.empty:  # an empty report would look like a sweep that ran nothing: say what was selected instead
-        print(f"python -m xmlthresh.report: error: {_nothing_selected(args.uri, args.experiment, args.sweep)}",
-              file=sys.stderr)
+        print(f"{PROG}: error: {_nothing_selected(args.uri, args.experiment, args.sweep)}", file=sys.stderr)
         return 1
+    check_selection(runs, args.reference, args.metrics)
     from xmlthresh._util.paths import runs_dir
 
-    out = Path(args.out) if args.out else runs_dir() / "reports" / (args.sweep or ("all" if args.all else "latest"))
-    command = " ".join(["python -m xmlthresh.report", *(argv if argv is not None else sys.argv[1:])])
+    out = output_dir(Path(args.out) if args.out else
+                     runs_dir() / "reports" / (args.sweep or ("all" if args.all else "latest")))
+    command = " ".join([PROG, *(argv if argv is not None else sys.argv[1:])])
     from xmlthresh.report.achievable import mlflow_run_data
 
-    paths = write_report(runs, out, reference=args.reference, title=args.title, command=command, ui_url=args.ui_url,
-                         run_data=mlflow_run_data(args.uri))
+    paths = write_report(runs, out, reference=args.reference or "domain", title=args.title, command=command,
+                         ui_url=args.ui_url, run_data=mlflow_run_data(args.uri))
     print(paths["markdown"].read_text())
     print("written: " + ", ".join(str(p) for p in paths.values()))
-    return 0 if not runs.empty else 1
+    return 0
 
 
 if __name__ == "__main__":

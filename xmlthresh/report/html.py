@@ -169,6 +169,17 @@ def _cell(value: Any, digits: int | None = None) -> str:
     return f"<td>{html.escape(text)}</td>"
 
 
+#: panels side by side in one row of a figure; more wrap to further rows (plotly refuses a horizontal spacing
+#: above 1 / (columns - 1): one row of 14 panels at 0.08 crashed the report)
+MAX_PANEL_COLUMNS = 4
+
+
+def panel_grid(n_panels: int) -> tuple[int, int]:
+    """(rows, columns) of a figure with ``n_panels`` panels: one row up to :data:`MAX_PANEL_COLUMNS`."""
+    cols = max(1, min(n_panels, MAX_PANEL_COLUMNS))
+    return -(-max(n_panels, 1) // cols), cols
+
+
 def plotly_figure(runs: pd.DataFrame, spec: FigureSpec):
     """A plotly figure of ``spec``: one subplot per panel, lines (or bars) per series, error bars = the
     standard error over seeds; hovering a point shows its runs and configuration."""
@@ -178,12 +189,15 @@ def plotly_figure(runs: pd.DataFrame, spec: FigureSpec):
 
     points = figure_points(runs, spec)
     panels = list(dict.fromkeys(points["panel"])) or [""]
-    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=panels if panels != [""] else None,
-                        horizontal_spacing=0.08 if len(panels) > 1 else 0.1)
+    rows, cols = panel_grid(len(panels))
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=panels if panels != [""] else None,
+                        horizontal_spacing=0.08 if cols > 1 else 0.1,
+                        vertical_spacing=min(0.12, 0.5 / (rows - 1)) if rows > 1 else 0.1)
     palette = qualitative.Plotly + qualitative.D3
     colours = {name: palette[i % len(palette)] for i, name in enumerate(dict.fromkeys(points["series"]))}
     keys = [k for k in runs.attrs.get("keys", []) if k in points]
-    for col, panel in enumerate(panels, start=1):
+    for number, panel in enumerate(panels):
+        row, col = number // cols + 1, number % cols + 1
         here = points[points["panel"] == panel]
         for name, part in here.groupby("series", sort=False):
             config = ["<br>".join(f"{k} = {html.escape(full_precision(r[k]))}" for k in keys) for _, r in part.iterrows()]
@@ -193,23 +207,24 @@ def plotly_figure(runs: pd.DataFrame, spec: FigureSpec):
             hover = (f"<b>%{{fullData.name}}</b><br>{html.escape(spec.x)} = %{{x}}<br>{html.escape(spec.metric)} = "
                      "%{y:.10g}<br>runs (seeds): %{customdata[0]}<br>%{customdata[2]}<br>run ids: %{customdata[1]}"
                      "<extra></extra>")
-            common = dict(name=name, legendgroup=name, showlegend=col == 1, customdata=custom, error_y=error,
+            common = dict(name=name, legendgroup=name, showlegend=number == 0, customdata=custom, error_y=error,
                           hovertemplate=hover, marker_color=colours[name])
             if spec.kind == "line":
                 trace = go.Scatter(x=part["x"].tolist(), y=part["mean"].tolist(), mode="lines+markers",
                                    line_color=colours[name], **common)
             else:
                 trace = go.Bar(x=[full_precision(v) for v in part["x"]], y=part["mean"].tolist(), **common)
-            fig.add_trace(trace, row=1, col=col)
+            fig.add_trace(trace, row=row, col=col)
         if spec.kind == "line" and log_axis(here["x"]):
-            fig.update_xaxes(type="log", row=1, col=col)
+            fig.update_xaxes(type="log", row=row, col=col)
         values = sorted(set(here["x"].dropna())) if spec.kind == "line" else []
         if 0 < len(values) <= 12:  # ticks at the swept values (2, 8, 32, 268; 0.25 .. 4), not 2, 5, 10, 20
-            fig.update_xaxes(tickvals=values, ticktext=[full_precision(v) for v in values], row=1, col=col)
-        fig.update_xaxes(title_text=spec.x, row=1, col=col)
+            fig.update_xaxes(tickvals=values, ticktext=[full_precision(v) for v in values], row=row, col=col)
+        fig.update_xaxes(title_text=spec.x, row=row, col=col)
+        if col == 1:
+            fig.update_yaxes(title_text=spec.metric, row=row, col=1)
     fig.update_yaxes(tickformat=".4~g")  # a flat line must not print 0.0573643465554395313 ticks
-    fig.update_yaxes(title_text=spec.metric, row=1, col=1)
-    fig.update_layout(title=spec.title, template="plotly_white", height=440, barmode="group",
+    fig.update_layout(title=spec.title, template="plotly_white", height=440 + 320 * (rows - 1), barmode="group",
                       margin=dict(l=60, r=20, t=70, b=50), hoverlabel=dict(align="left"))
     return fig
 

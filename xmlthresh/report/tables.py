@@ -102,6 +102,7 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
                            + KEYS[3:] + sorted(swept))
     table.attrs["metrics"] = list(dict.fromkeys([*METRICS, *metrics]))
     table.attrs["sweep"] = sweep  # the parent run selected (None: every run of the experiment)
+    table.attrs["logged_metrics"] = sorted(c for c in runs.columns if c.startswith("metrics.") and runs[c].notna().any())
     return table
 
 

@@ -76,6 +76,10 @@ class MlflowSweepCallback(Callback):
         global last_sweep_failures, _open_sweep, _progress
         last_sweep_failures = 0
         _stop_progress()
+        idle = idle_sweep_message(config, sweep_values(config))
+        if idle is not None:  # SystemExit passes Hydra's handler of callback errors (it would launch anyway)
+            print(f"xmlthresh: error: {idle}", file=sys.stderr)
+            raise SystemExit(1)
         clear_job_outcomes(config.hydra.sweep.dir)  # a re-launch into the same folder counts its own jobs only
         _progress = SweepProgress(Path(config.hydra.sweep.dir), count_jobs(config))
         tracking = config.get("tracking", {})
@@ -276,11 +280,10 @@ def failed_jobs(sweep_dir: str | Path) -> int:
     return len(list(folder.glob("*.failed"))) if folder.is_dir() else 0
 
 
-def count_jobs(config: DictConfig) -> int | None:
-    """How many jobs the basic sweeper will launch for ``config``: the product of the number of values of
-    each sweep override (``hydra.sweeper.params``, overridden key by key by the command line), parsed by
-    Hydra's public ``OverridesParser``; None for another sweeper or when the parser refuses (the sweep itself
-    then says why)."""
+def sweep_values(config: DictConfig) -> dict[str, int] | None:
+    """The number of values of each key of the basic sweeper's sweep (``hydra.sweeper.params``, overridden key
+    by key by the command line), parsed by Hydra's public ``OverridesParser``; None for another sweeper or
+    when the parser refuses (the sweep itself then says why)."""
     try:
         from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -292,12 +295,43 @@ def count_jobs(config: DictConfig) -> int | None:
         for override in OverridesParser.create().parse_overrides(arguments):
             count = len(list(override.sweep_string_iterator())) if override.is_sweep_override() else 1
             values[override.get_key_element()] = count  # a later override of the same key replaces it
-        total = 1
-        for count in values.values():
-            total *= count
-        return total
+        return values
     except Exception:  # noqa: BLE001 - a progress line is never worth failing a sweep for
         return None
+
+
+def count_jobs(config: DictConfig) -> int | None:
+    """How many jobs the basic sweeper will launch for ``config`` (:func:`sweep_values`); None when unknown."""
+    values = sweep_values(config)
+    if values is None:
+        return None
+    total = 1
+    for count in values.values():
+        total *= count
+    return total
+
+
+def idle_sweep_message(config: DictConfig, values: dict[str, int] | None) -> str | None:
+    """Why the sweep would do nothing worth reporting, or None: a key that gives no value (``beta=range(0)``:
+    no job, exit code 0 before), or a sweep whose every swept key is one its task does not read
+    (``experiment=cde_benchmark task=thresholds``: 18 identical threshold jobs before)."""
+    from xmlthresh.config.options import TASK_KEYS
+
+    if not values:
+        return None
+    empty = [key for key, count in values.items() if count == 0]
+    if empty:
+        return f"the sweep has no job: {', '.join(empty)} gives no value; give at least one"
+    swept = [key.lstrip("+~") for key, count in values.items() if count > 1]
+    task = str(OmegaConf.select(config, "task", default="thresholds"))
+    if not swept or "task" in swept or task not in TASK_KEYS:
+        return None
+    others = {key for other, keys in TASK_KEYS.items() if other != task for key in keys} - set(TASK_KEYS[task])
+    unread = [key for key in swept if key.split(".")[0].split("/")[0] in others]
+    if len(unread) == len(swept):
+        return (f"task={task} does not read {', '.join(unread)}: the sweep's {count_jobs(config)} jobs would be "
+                f"identical; sweep keys of task={task}, or give the task those keys belong to")
+    return None
 
 
 class SweepProgress:

@@ -455,10 +455,27 @@ def runs_table(uri: str | None, experiment: str) -> "pd.DataFrame":
     """Every run of ``experiment`` in the store ``uri`` as MLflow's search table: one row per run, columns
     ``run_id``, ``status``, ``start_time`` and ``params.*``, ``metrics.*``, ``tags.*`` (empty when none)."""
     import mlflow
+    import pandas as pd
 
-    client_for(uri)
+    if client_for(uri).get_experiment_by_name(experiment) is None:  # MLflow would log a warning, then the same
+        return pd.DataFrame()
     mlflow.set_tracking_uri(uri or default_tracking_uri())
     return mlflow.search_runs(experiment_names=[experiment])
+
+
+def mlflow_error_types() -> tuple[type[BaseException], ...]:
+    """MLflow's own exception (a store or server that refuses a request), for entry points that print it as
+    one line; empty when MLflow is not installed."""
+    try:
+        from mlflow.exceptions import MlflowException
+    except ImportError:
+        return ()
+    return (MlflowException,)
+
+
+def experiment_names(uri: str | None) -> list[str]:
+    """The names of the experiments in the store ``uri`` (for messages naming what is there)."""
+    return sorted(experiment.name for experiment in client_for(uri).search_experiments())
 
 
 def _quiet_mlflow_logging() -> None:

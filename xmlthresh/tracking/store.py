@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
+from xmlthresh._util.errors import first_line
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -70,6 +72,16 @@ def check_store(uri: str) -> None:
         check_sqlite_file(path, uri)
     elif uri.startswith(("http://", "https://")):
         check_server(uri)
+
+
+def check_store_exists(uri: str) -> None:
+    """For commands that only read a store (the report): a sqlite store whose file is missing is an error,
+    not a new empty store (a mistyped path created its folder and a store, then reported nothing)."""
+    path = sqlite_path(uri)
+    if path is not None and not path.is_file():
+        raise TrackingStoreError(f"tracking store {uri} does not exist ({path} is not a file); check the path "
+                                 "(the runs' store is runs/mlflow.db of the project unless tracking.uri said "
+                                 "otherwise)")
 
 
 def check_sqlite_file(path: Path, uri: str) -> None:
@@ -208,7 +220,7 @@ def prepare_sqlite_store(path: Path, uri: str, open_uri: Callable[[str], None]) 
         except Exception as exc:  # what MLflow raises for a store it cannot migrate or read
             if is_locked_error(exc):
                 raise
-            reason = f"MLflow cannot open it: {first_line(exc)}"
+            reason = f"MLflow {mlflow_version()} cannot open it: {first_line(exc)}"
     if not store_holds_runs(path):
         move_aside(path, uri, reason)
         create_store_atomically(path, open_uri)
@@ -220,12 +232,14 @@ def prepare_sqlite_store(path: Path, uri: str, open_uri: Callable[[str], None]) 
                              f"a new store (tracking.uri={SQLITE_PREFIX}<new file>)")
 
 
-def first_line(exc: BaseException) -> str:
-    """The first non-empty line of an exception's message, with its type when the message is empty."""
-    for line in str(exc).splitlines():
-        if line.strip():
-            return line.strip()
-    return type(exc).__name__
+def mlflow_version() -> str:
+    """The installed MLflow's version, for messages about stores it cannot open (older or newer schemas)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mlflow")
+    except PackageNotFoundError:
+        return "(not installed)"
 
 
 @contextlib.contextmanager
