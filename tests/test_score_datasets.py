@@ -126,12 +126,27 @@ def csr_scores(**override) -> dict[str, np.ndarray]:
     (lambda a: a.update(scores_validation=np.ones((1, 4)), labels_validation=np.ones((1, 4))),
      r"split 'test' has 3 labels, other splits 4"),
     (lambda a: a.update(info=np.asarray("{not json")), r"'info' is not a JSON object"),
+    (lambda a: a.update(scores_test=a["scores_test"].astype(complex)), r"'scores_test' must hold real numbers, got "
+                                                                       r"dtype complex128"),
+    (lambda a: a.update(label_names=np.array(["a", "b", "a"])), r"label_names repeats 'a' \(2 times; 1 name\(s\) "
+                                                               r"repeated\)"),
 ])
 def test_malformed_score_files_give_clear_errors(tmp_path, change, message):
     arrays = good_arrays()
     change(arrays)
     with pytest.raises(ScoreFileError, match=message):
         load_scores(write(tmp_path, **arrays))
+
+
+def test_a_declared_label_count_beyond_the_memory_budget_is_refused_before_any_allocation(tmp_path, monkeypatch):
+    """A CSR file declaring (2, 3e9) passed the loader and died later in a 22 GiB MemoryError."""
+    monkeypatch.setenv("XMLTHRESH_MAX_MEMORY", "16G")
+    huge = csr_scores(scores_test_shape=np.array([2, 3_000_000_000]), labels_test_shape=np.array([2, 3_000_000_000]))
+    with pytest.raises(ScoreFileError, match=r"scores_test_shape declares 3,000,000,000 labels; the fit's per-label "
+                                             r"arrays need about 1,500.0 GB of memory, more than the 17.2 GB"):
+        load_scores(write(tmp_path, **huge))
+    with pytest.raises(ScoreFileError, match=r"scores_test_data must hold real numbers, got dtype complex128"):
+        load_scores(write(tmp_path, **csr_scores(scores_test_data=np.array([0.5, 0.9, 0.3], dtype=complex))))
 
 
 def test_malformed_csr_scores_and_files(tmp_path):

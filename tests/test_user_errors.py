@@ -192,6 +192,20 @@ CASES: tuple[Case, ...] = (
     Case("store_is_garbage", "Raw tracebacks", "a garbage file given as the sqlite store",
          ("tracking.uri=sqlite:///{tmp}/good.txt",),
          E + "tracking store sqlite:///<tmp>/good.txt: <tmp>/good.txt is not an SQLite database...", tracked=True),
+    Case("tracking_file_store", "Raw tracebacks", "`tracking.uri=file://...` (MLflow 3 refuses file stores)",
+         ("tracking.uri=file://{tmp}/fs",),
+         E + "tracking.uri=file://<tmp>/fs: MLflow 3 does not write runs to a file store; use a database, e.g. "
+         "tracking.uri=sqlite:///<absolute path>/mlflow.db (or set MLFLOW_ALLOW_FILE_STORE=true to use the file store "
+         "anyway)", tracked=True),
+    Case("tracking_unknown_scheme", "Raw tracebacks", "`tracking.uri=garbage://x`", ("tracking.uri=garbage://x",),
+         E + "tracking.uri=garbage://x: unknown scheme 'garbage'; use sqlite:///<path>, http(s)://host:port or a "
+         "database URL (sqlite, http, https, postgresql, mysql, mssql, databricks)", tracked=True),
+    Case("experiment_name_5000", "Raw tracebacks", "a 5000-character `tracking.experiment`",
+         ("tracking.uri=sqlite:///{tmp}/names.db", "tracking.experiment=" + "e" * 5000),
+         E + "tracking.experiment has 5000 characters; MLflow allows at most 500", tracked=True),
+    Case("home_is_a_file", "Raw tracebacks", "`XMLTHRESH_HOME` pointing to a file", (),
+         E + "XMLTHRESH_HOME=<tmp>/good.txt is a file, not a folder; point XMLTHRESH_HOME at a folder (it is created "
+         "when missing)", env={"XMLTHRESH_HOME": "{tmp}/good.txt"}),
     # ------------------------------------------------------------------ messages that named the wrong problem
     Case("path_is_directory", "Wrong problem named", "a directory as `dataset.path`",
          (*LISTS, "dataset.path={tmp}/adir"),
@@ -463,7 +477,7 @@ def test_default_sizes_fit_in_a_modest_budget(monkeypatch):
 
 # ---------------------------------------------------------------------------------------------- the document
 def render_table(cases: tuple[Case, ...] = CASES) -> str:
-    """docs/errors.md: every case of issue 17 with the line a user now sees."""
+    """docs/errors.md: every case of the bad-input lists with the line a user now sees, and the classes."""
     lines = ["# What a user sees for each bad input (issue 17)", "",
              "Generated from `tests/test_user_errors.py` (`python tests/test_user_errors.py` rewrites it); the test",
              "runs every row through the command line and checks that the run exits with code 1 and prints exactly",
@@ -480,6 +494,31 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
         command = " ".join([*env, "xmlthresh", *case.args]).replace("{tmp}", "<tmp>").replace("|", "\\|")
         message = case.message.replace("|", "\\|")
         lines.append(f"| {case.what} | `{command}` | {message if case.ok else f'`{message}`'} |")
+    lines += ["", "## The classes, and the rule that holds at the boundary", "",
+              "| class | rule | where it is enforced (and tested) |", "| --- | --- | --- |",
+              "| switches read by truthiness | a bool is a bool: the typed schema of the primary config converts "
+              "true/false/yes/no/on/off and refuses anything else; group options and the library API accept only "
+              "true/false | `xmlthresh/config/schema.py`, `validation.check_bool` (rows above; tests/test_config_schema.py) |",
+              "| stores and caches that break for good | a new sqlite store is migrated under a temporary name and "
+              "renamed into place; a broken store without runs is moved aside with one line, one with runs refused with "
+              "the repair; an unreadable numba cache file is dropped and recompiled, an unwritable cache folder replaced "
+              "by a temporary one | `tracking/store.py`, `_util/jit.py` (tests/test_tracking_store.py: 10 kill -9 "
+              "trials; tests/test_numba_cache.py) |",
+              "| entry points outside the contract | the main command, `xmlthresh explain`, `xmlthresh list` and "
+              "`python -m xmlthresh.report` print one line and exit 1 for every error of "
+              "`_util.errors.user_error_types` (and MLflow's own, in the report); the library raises `InputError` "
+              "| `cli/entry.py`, `report/comparison.py` (tests/test_report.py) |",
+              "| nonsense accepted as numbers | grids, sizes and counts are checked where they enter (positive, finite, "
+              "within the memory budget); score files refuse complex values, repeated label names and declared label "
+              "counts beyond the memory budget; DataFrames are matched by column name | `validation.py`, "
+              "`data/score_format.py`, `api.align_frames` (tests/test_score_datasets.py, tests/test_api.py) |",
+              "| work that does nothing | a sweep with no job, or whose every swept key its task does not read, is "
+              "refused before it starts | `run/sweep.idle_sweep_message` (tests/test_sweeps.py) |",
+              "| raw errors at the edges | URI schemes and experiment names MLflow would refuse later are refused "
+              "when the run starts; `XMLTHRESH_HOME`/`XMLTHRESH_DATA` naming a file and an `OSError` about the place "
+              "a run writes to (a name too long, a read-only or full place) are one line | `tracking/store.py`, "
+              "`_util/paths.environment_problem`, `cli/entry.placement_message` (rows above) |",
+              ]
     lines += ["", "## Not in this table", "",
               "- `num_docs` below a label's size on WikiLSHTC (`num_docs=1000`) is the check of the first row, on a",
               "  file of 168 MB.",
@@ -501,3 +540,14 @@ def test_the_documented_table_is_the_table_of_the_test():
 if __name__ == "__main__":
     DOC.write_text(render_table(), encoding="utf-8")
     print(f"wrote {DOC}")
+
+
+def test_a_run_folder_that_cannot_be_made_is_one_line(tmp_path, monkeypatch):
+    """A 300-character folder name (and the like: a read-only or full place) was a raw OSError from Hydra,
+    which makes the run folder before any job code runs."""
+    monkeypatch.setenv("XMLTHRESH_HOME", str(tmp_path))
+    long_name = tmp_path / ("d" * 300)
+    code, _, err = run_cli([f"hydra.run.dir={long_name}", "tracking.enabled=false", "warm_up=false"])
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"xmlthresh: error: cannot write {long_name}: File name too long (a name in that path is "
+                          "longer than the file system allows; choose a shorter one); write elsewhere"), err

@@ -26,7 +26,7 @@ from xmlthresh.data.scores import ScoredSplit, check_native_threshold
 from xmlthresh.config import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
 from xmlthresh.result import ThresholdResult
 from xmlthresh.strategies import STRATEGIES, BaseStrategy
-from xmlthresh.validation import InputError, check_labels, check_scores
+from xmlthresh.validation import InputError, check_bool, check_labels, check_scores
 
 
 def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: float = 1.0, *,
@@ -73,10 +73,14 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
         if new_documents is not None and (isinstance(new_documents, bool)
                                           or not isinstance(new_documents, (int, np.integer)) or new_documents < 1):
             raise InputError(f"new_documents must be a positive integer or None, got {new_documents!r}")
+    include_predict_all = check_bool("include_predict_all", include_predict_all)
+    scores, labels, frame_names = align_frames(scores, labels)
+    if label_names is None:
+        label_names = frame_names
     scores = check_scores(scores)
     labels = check_labels(labels, scores.shape)
     names = _label_names(label_names, scores.shape[1])
-    split = ScoredSplit(scores, labels, name="fit", include_predict_all=bool(include_predict_all),
+    split = ScoredSplit(scores, labels, name="fit", include_predict_all=include_predict_all,
                         native_threshold=check_native_threshold(native_threshold, "fit_thresholds"))
     started = time.perf_counter()
     estimator.fit_scores(split)
@@ -126,7 +130,44 @@ def _label_names(label_names: Sequence[Any] | None, n_labels: int) -> np.ndarray
         raise InputError(f"label_names must hold one name per label ({n_labels}), got shape {names.shape}")
     if names.dtype == object:
         names = names.astype(str)
+    values, counts = np.unique(names, return_counts=True)
+    if (counts > 1).any():  # thresholds.csv and predictions name labels: two with one name cannot be told apart
+        raise InputError(f"label_names repeats {values[counts > 1].tolist()[0]!r} ({int(counts.max())} times at "
+                         f"most, {int((counts > 1).sum())} name(s) repeated); give every label a name of its own")
     return names
+
+
+def align_frames(scores: Any, labels: Any) -> tuple[Any, Any, list[Any] | None]:
+    """pandas DataFrames of scores and labels matched by name, as pandas users expect, not by position (label
+    columns in another order gave another F-macro without a word): the labels' columns and rows are put in
+    the order of the scores'; columns or rows that do not match are an :class:`InputError`. Returns the two
+    inputs (arrays) and the scores' column names (the label names), or the inputs unchanged and None when the
+    scores are not a DataFrame."""
+    try:
+        import pandas as pd
+    except ImportError:  # no pandas, no DataFrame
+        return scores, labels, None
+    if not isinstance(scores, pd.DataFrame):
+        if isinstance(labels, pd.DataFrame):
+            return scores, labels.to_numpy(), list(labels.columns)
+        return scores, labels, None
+    names = list(scores.columns)
+    if len(set(names)) != len(names):
+        repeated = next(name for name in names if names.count(name) > 1)
+        raise InputError(f"the scores' DataFrame repeats the column {repeated!r}; every label needs a column of its own")
+    if isinstance(labels, pd.DataFrame):
+        if set(labels.columns) != set(names) or len(labels.columns) != len(names):
+            extra = [c for c in labels.columns if c not in set(names)][:3]
+            missing = [c for c in names if c not in set(labels.columns)][:3]
+            raise InputError(f"the labels' DataFrame columns do not match the scores' (only in labels: {extra}, "
+                             f"only in scores: {missing}); give both the same label columns")
+        if not labels.index.equals(scores.index):
+            if not (labels.index.is_unique and scores.index.is_unique and set(labels.index) == set(scores.index)):
+                raise InputError("the labels' DataFrame rows do not match the scores' (different index); give both "
+                                 "the same documents, or plain arrays in the same order")
+            labels = labels.loc[scores.index]
+        labels = labels[names].to_numpy()
+    return scores.to_numpy(), labels, names
 
 
 def load_dataset(name: str, *, seed: int = 0, **params: Any) -> Any:

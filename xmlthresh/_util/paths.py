@@ -43,6 +43,29 @@ def cache_dir() -> Path:
     return Path(env).expanduser().resolve() if env else _user_cache_root() / "xmlthresh" / "cache"
 
 
+#: the environment variables that must name folders (XMLTHRESH_CACHE is not among them: a cache that cannot be
+#: written is used without caching, or refused where it is needed, with its own message)
+FOLDER_VARIABLES = ("XMLTHRESH_HOME", "XMLTHRESH_DATA")
+
+
+def environment_problem() -> str | None:
+    """The one-line problem with a folder variable that names something other than a folder, or None (a file
+    there gave a raw ``NotADirectoryError`` from deep inside Hydra or a loader)."""
+    for name in FOLDER_VARIABLES:
+        value = os.environ.get(name)
+        if not value:
+            continue
+        path = Path(value).expanduser()
+        if path.exists() and not path.is_dir():
+            return f"{name}={value} is a file, not a folder; point {name} at a folder (it is created when missing)"
+        for parent in path.parents:  # a file further up makes the folder impossible to create
+            if parent.exists():
+                if not parent.is_dir():
+                    return f"{name}={value}: {parent} is a file, so the folder cannot be created there"
+                break
+    return None
+
+
 class CacheNotWritableError(OSError):
     """The derived-cache directory (``$XMLTHRESH_CACHE``) cannot be written; the message says where and how to
     point it elsewhere (shown as one line by the CLI)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import io
 import logging
 import os
@@ -56,6 +57,12 @@ def main() -> None:
 
         print(describe(check="--check" in sys.argv[2:]))
         return
+    from xmlthresh._util.paths import environment_problem
+
+    problem = environment_problem()
+    if problem is not None:
+        print(f"xmlthresh: error: {problem}", file=sys.stderr)
+        sys.exit(1)
     from xmlthresh.cli import hydra_app
     from xmlthresh.run import sweep
 
@@ -66,13 +73,39 @@ def main() -> None:
         hydra_app.run()
     except BaseException as exc:  # a sweep that stopped half-way must not leave its parent run RUNNING
         sweep.close_unfinished_sweep(exc)
-        raise
+        message = placement_message(exc)
+        if message is None:
+            raise
+        print(f"xmlthresh: error: {message}", file=sys.stderr)
+        sys.exit(1)
     if sweep.last_sweep_failures:
         print(f"xmlthresh: {sweep.last_sweep_failures} job(s) of the sweep failed (their errors are above, and in "
               "MLflow when tracking is on)", file=sys.stderr)
         sys.exit(1)
 
 
+
+
+#: what the place a run writes to can be wrong with, and what to do about it
+PLACEMENT_ERRORS = {
+    errno.ENAMETOOLONG: "a name in that path is longer than the file system allows; choose a shorter one",
+    errno.ENOTDIR: "a part of that path is a file, not a folder",
+    errno.EACCES: "the place is not writable",
+    errno.EPERM: "the place is not writable",
+    errno.EROFS: "the file system is read-only",
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+}
+
+
+def placement_message(exc: BaseException) -> str | None:
+    """One line for an ``OSError`` about the place a run writes to (its folder, made by Hydra before any job
+    code runs: a 300-character folder name, a read-only folder, a full disk), naming the path and the fix;
+    None for any other exception (its traceback is shown)."""
+    if not isinstance(exc, OSError) or exc.errno not in PLACEMENT_ERRORS or not exc.filename:
+        return None
+    return (f"cannot write {exc.filename}: {exc.strerror} ({PLACEMENT_ERRORS[exc.errno]}); write elsewhere "
+            "(hydra.run.dir, hydra.sweep.dir, XMLTHRESH_HOME)")
 
 
 def shows_job_config(args: list[str]) -> bool:

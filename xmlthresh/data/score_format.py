@@ -64,6 +64,7 @@ import scipy.sparse as sp
 from xmlthresh._util.files import atomic_output
 from xmlthresh.data.multilabel import SPLITS, ScoreData
 from xmlthresh.data.scores import ScoredSplit
+from xmlthresh.validation import InputError, check_memory
 
 _CSR_PARTS = ("data", "indices", "indptr", "shape")
 #: keys that hold one value for every split
@@ -181,6 +182,8 @@ def load_scores(path: str | os.PathLike, name: str = "") -> ScoreData:
             raise ScoreFileError(f"{where}: key 'info' must hold a JSON object, got {type(part).__name__}")
         info.update(part)
     label_names = arrays.get("label_names")
+    if label_names is not None:
+        _check_unique_names(label_names, where)
     native = _read_native_threshold(arrays.get("native_threshold"), where)
 
     splits: dict[str, ScoredSplit] = {}
@@ -201,6 +204,20 @@ def load_scores(path: str | os.PathLike, name: str = "") -> ScoreData:
         splits[split] = ScoredSplit(scores, labels, name=f"{name}/{split}" if name else split, label_names=label_names,
                                     native_threshold=native)
     return ScoreData(name or path.stem, splits, {**info, "score_file": where})
+
+
+#: peak memory of a fit per label of a sparse score matrix, measured with 2 documents and 10^7 labels (about
+#: 440 bytes), rounded up: what a declared label count costs whatever the number of stored scores
+BYTES_PER_LABEL = 500
+
+
+def _check_unique_names(names: np.ndarray, where: str) -> None:
+    """Label names name the rows of thresholds.csv: a repeated one would make two labels indistinguishable."""
+    values, counts = np.unique(np.asarray(names).ravel(), return_counts=True)
+    repeated = values[counts > 1]
+    if repeated.size:
+        raise ScoreFileError(f"{where}: label_names repeats {repeated.tolist()[0]!r} ({int(counts[counts > 1][0])} times; "
+                             f"{repeated.size} name(s) repeated); every label needs a name of its own")
 
 
 def _read_native_threshold(value: np.ndarray | None, where: str) -> float | None:
@@ -261,8 +278,8 @@ def _read_matrix(arrays: dict[str, np.ndarray], key: str, where: str, kind: str)
         dense = arrays[key]
         if dense.ndim != 2:
             raise ScoreFileError(f"{where}: key {key!r} must be 2-D (documents x labels), got shape {dense.shape}")
-        if not (np.issubdtype(dense.dtype, np.number) or dense.dtype == bool):
-            raise ScoreFileError(f"{where}: key {key!r} must be numeric, got dtype {dense.dtype}")
+        if not (np.issubdtype(dense.dtype, np.number) or dense.dtype == bool) or np.iscomplexobj(dense):
+            raise ScoreFileError(f"{where}: key {key!r} must hold real numbers, got dtype {dense.dtype}")
         return dense
     if not given:
         other = "labels" if kind == "scores" else "scores"
@@ -278,6 +295,11 @@ def _read_matrix(arrays: dict[str, np.ndarray], key: str, where: str, kind: str)
         raise ScoreFileError(f"{where}: {key}_shape must be two non-negative integers (documents, labels), "
                              f"got {parts['shape']!r}")
     m, n = int(shape[0]), int(shape[1])
+    try:
+        check_memory(f"{where}: {key}_shape declares {n:,} labels; the fit's per-label arrays", n * BYTES_PER_LABEL,
+                     f"check {key}_shape (the second number is the label count)")
+    except InputError as exc:
+        raise ScoreFileError(str(exc)) from None
     indices, indptr = np.asarray(parts["indices"]).ravel(), np.asarray(parts["indptr"]).ravel()
     if not (np.issubdtype(indices.dtype, np.integer) and np.issubdtype(indptr.dtype, np.integer)):
         raise ScoreFileError(f"{where}: {key}_indices and {key}_indptr must be integer arrays")
@@ -295,8 +317,8 @@ def _read_matrix(arrays: dict[str, np.ndarray], key: str, where: str, kind: str)
     data = np.asarray(data).ravel()
     if len(data) != len(indices):
         raise ScoreFileError(f"{where}: {key}_data has {len(data)} values for {len(indices)} indices")
-    if not (np.issubdtype(data.dtype, np.number) or data.dtype == bool):
-        raise ScoreFileError(f"{where}: {key}_data must be numeric, got dtype {data.dtype}")
+    if not (np.issubdtype(data.dtype, np.number) or data.dtype == bool) or np.iscomplexobj(data):
+        raise ScoreFileError(f"{where}: {key}_data must hold real numbers, got dtype {data.dtype}")
     row = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
     keys = np.sort(row * max(n, 1) + indices)
     repeated = np.flatnonzero(keys[1:] == keys[:-1])

@@ -93,7 +93,9 @@ class MlflowSweepCallback(Callback):
         experiment = tracking.get("experiment", "xmlthresh")
         try:
             from xmlthresh.tracking.mlflow_runs import finished_runs_by_hash, mark_dead_runs, start_sweep_parent
+            from xmlthresh.tracking.store import check_experiment_name
 
+            check_experiment_name(experiment)
             send_left_over_records(uri)
             dead = mark_dead_runs(uri, experiment)
             if dead:

@@ -183,7 +183,7 @@ def tracked_run(
     the record reaches MLflow; the store is checked when the run starts in every mode, so that a store that
     cannot be used fails the run at once with one line."""
     from xmlthresh.tracking.mlflow_runs import default_tracking_uri, process_tags, source_tags
-    from xmlthresh.tracking.store import check_store
+    from xmlthresh.tracking.store import check_experiment_name, check_store
 
     if not enabled:
         yield Tracker(None)
@@ -194,6 +194,7 @@ def tracked_run(
         raise ConfigError(f"tracking.sync must be one of {', '.join(SYNC_MODES)}, got {sync!r}")
     uri = uri or default_tracking_uri()
     check_store(uri)
+    check_experiment_name(experiment)
     source = sweep.source_tags if sweep is not None and sweep.uri == uri else source_tags()
     run_tags = {**source, "xmlthresh_version": __version__, **process_tags(), **(tags or {})}
     if run_name:

@@ -63,10 +63,44 @@ def sqlite_path(uri: str) -> Path | None:
     return Path(uri[len(SQLITE_PREFIX):]) if uri.startswith(SQLITE_PREFIX) else None
 
 
+#: the tracking URI schemes MLflow 3 writes runs to (a file store only with MLFLOW_ALLOW_FILE_STORE=true)
+TRACKING_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks")
+#: MLflow's limit on the length of an experiment's name
+EXPERIMENT_NAME_MAX = 500
+
+
+def check_uri_scheme(uri: str) -> None:
+    """Refuse a tracking URI MLflow would refuse only when the run's record is sent -- in the background, after
+    the run had reported success: a file store (``file://``, a plain path; MLflow 3 keeps it in maintenance
+    mode) and a scheme MLflow does not know."""
+    scheme = uri.split("://", 1)[0].split("+", 1)[0].lower() if "://" in uri else ""
+    if scheme in TRACKING_SCHEMES:
+        return
+    if scheme in ("", "file"):
+        if os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").lower() in ("1", "true"):
+            return
+        raise TrackingStoreError(f"tracking.uri={uri}: MLflow 3 does not write runs to a file store; use a "
+                                 f"database, e.g. tracking.uri={SQLITE_PREFIX}<absolute path>/mlflow.db (or set "
+                                 "MLFLOW_ALLOW_FILE_STORE=true to use the file store anyway)")
+    raise TrackingStoreError(f"tracking.uri={uri}: unknown scheme {scheme!r}; use {SQLITE_PREFIX}<path>, "
+                             f"http(s)://host:port or a database URL ({', '.join(TRACKING_SCHEMES)})")
+
+
+def check_experiment_name(name: str) -> None:
+    """An experiment name MLflow accepts: not empty, at most :data:`EXPERIMENT_NAME_MAX` characters."""
+    if not isinstance(name, str) or not name.strip():
+        raise TrackingStoreError(f"tracking.experiment must be a non-empty name, got {name!r}")
+    if len(name) > EXPERIMENT_NAME_MAX:
+        raise TrackingStoreError(f"tracking.experiment has {len(name)} characters; MLflow allows at most "
+                                 f"{EXPERIMENT_NAME_MAX}")
+
+
 def check_store(uri: str) -> None:
     """Raise :class:`TrackingStoreError` when the store ``uri`` cannot be used for runs (see module docstring):
-    a sqlite path that is a directory, not writable, or not a database, or a tracking server that does not
-    answer within :data:`SERVER_TIMEOUT` seconds. Other stores are left to MLflow."""
+    a scheme MLflow does not write to, a sqlite path that is a directory, not writable, or not a database, or
+    a tracking server that does not answer within :data:`SERVER_TIMEOUT` seconds. Other stores are left to
+    MLflow."""
+    check_uri_scheme(uri)
     path = sqlite_path(uri)
     if path is not None:
         check_sqlite_file(path, uri)
