@@ -147,6 +147,10 @@ def hydra_main(cfg: DictConfig) -> float | None:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     container = OmegaConf.to_container(cfg, resolve=True)
     context = job_context()
+    if context.get("multirun"):
+        from xmlthresh.run.parent_watch import watch_parent_if_sweep_worker
+
+        watch_parent_if_sweep_worker()  # a joblib worker must not outlive a launcher killed with kill -9
     try:
         result = run_job(container, run_dir, resolved_yaml=OmegaConf.to_yaml(cfg, resolve=True), context=context)
     except Exception as exc:

@@ -28,6 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from xmlthresh._util.files import write_text_atomic
 from xmlthresh.tracking.mlflow_runs import default_tracking_uri
+from xmlthresh.run.parent_watch import mark_launcher
 from xmlthresh.tracking.store import TrackingStoreError
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class MlflowSweepCallback(Callback):
         if idle is not None:  # SystemExit passes Hydra's handler of callback errors (it would launch anyway)
             print(f"xmlthresh: error: {idle}", file=sys.stderr)
             raise SystemExit(1)
+        mark_launcher()  # the workers a launcher starts end when this process is gone (parent_watch)
         clear_job_outcomes(config.hydra.sweep.dir)  # a re-launch into the same folder counts its own jobs only
         _progress = SweepProgress(Path(config.hydra.sweep.dir), count_jobs(config))
         tracking = config.get("tracking", {})
