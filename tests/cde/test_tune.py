@@ -50,5 +50,7 @@ def test_tune_false_with_a_grid_of_several_values_is_a_clear_error(name):
 
 
 def test_tune_must_be_a_boolean():
+    """("no" is false, as for every switch of the typed schema; a word that means neither is refused.)"""
     with pytest.raises((ValueError, ConfigError), match="tune must be true or false"):
-        ESTIMATORS.build("marginal", {"tune": "no"})
+        ESTIMATORS.build("marginal", {"tune": "maybe"})
+    assert ESTIMATORS.build("marginal", {"tune": "no", "bandwidth_grid": [0.1]}).tune is False

@@ -21,6 +21,7 @@ import pkgutil
 from typing import Any, Callable, Generic, Iterator, Mapping, TypeVar
 
 from xmlthresh._util.errors import InputError
+from xmlthresh._util.typed_params import ParameterTypeError, typed_params
 
 T = TypeVar("T")
 
@@ -109,7 +110,8 @@ class Registry(Generic[T]):
         """The registered class ``name`` instantiated with ``params`` -- the one config-to-object path.
 
         Unknown parameters and missing required ones raise :class:`ConfigError` naming the accepted
-        parameters; a plugin whose dependency is missing raises :class:`UnavailableError` (when
+        parameters; every value is checked and converted by its declared type
+        (:func:`~xmlthresh._util.typed_params.typed_params`: ``no`` is false, ``1e6`` an integer); a plugin whose dependency is missing raises :class:`UnavailableError` (when
         ``check_available``); the object's own ``_check_params()`` (value checks), when it has one, runs
         before it is returned, so a bad value fails here and not deep inside a fit."""
         cls = self.get(name)
@@ -126,6 +128,10 @@ class Registry(Generic[T]):
         missing = [key for key in required if key not in params]
         if missing:
             raise ConfigError(f"{what} needs the parameter(s) {', '.join(missing)}")
+        try:
+            params = typed_params(self.kind, cls, params)
+        except ParameterTypeError as refused:  # the grid check or the class's own says more (the range)
+            raise _own_refusal(self.kind, cls, params) or refused from None
         check_sequence_params(self.kind, cls, params)
         obj = cls(**params)
         check = getattr(obj, "_check_params", None)
@@ -173,6 +179,23 @@ class Registry(Generic[T]):
         module = f"{self.package}.{name}"
         if importlib.util.find_spec(module) is not None:
             importlib.import_module(module)
+
+
+def _own_refusal(kind: str, cls: type, params: Mapping[str, Any]) -> Exception | None:
+    """The error the grid check or the class's own checks (constructor, ``_check_params``) give for ``params``
+    as given, when they refuse them with a message (``must be an integer >= 1``, ``a list of integers (like the
+    default ...)``: more than the type alone says); None otherwise."""
+    try:
+        check_sequence_params(kind, cls, params)
+        obj = cls(**params)
+        check = getattr(obj, "_check_params", None)
+        if callable(check):
+            check()
+    except (InputError, ValueError) as exc:
+        return exc
+    except Exception:  # noqa: BLE001 - a check that fails otherwise on a value of the wrong type says nothing
+        return None
+    return None
 
 
 def constructor_parameters(cls: type) -> tuple[list[str], list[str]]:

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
@@ -222,7 +221,7 @@ class TunedCDE(CDEstimator):
     val_fraction: float = 0.25
     max_val: int | None = 500
     tune: bool = True
-    bounds: ArrayLike | None = None
+    bounds: Sequence[Sequence[float]] | None = None  # (d, 2): a list of pairs or an array
     random_state: int | None = 0
 
     #: the hyper-parameter grids tuned by the validation CDE loss; with ``tune=False`` each holds one value

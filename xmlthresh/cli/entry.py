@@ -86,26 +86,26 @@ def main() -> None:
 
 
 
-#: what the place a run writes to can be wrong with, and what to do about it
+#: what can be wrong with a place a run reads or writes, and what to do about it
+ELSEWHERE = "(hydra.run.dir, hydra.sweep.dir, XMLTHRESH_HOME)"
 PLACEMENT_ERRORS = {
-    errno.ENAMETOOLONG: "a name in that path is longer than the file system allows; choose a shorter one",
-    errno.ENOTDIR: "a part of that path is a file, not a folder",
-    errno.EACCES: "the place is not writable",
-    errno.EPERM: "the place is not writable",
-    errno.EROFS: "the file system is read-only",
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
+    errno.ENAMETOOLONG: f"a name in that path is longer than the file system allows: choose a shorter one {ELSEWHERE}",
+    errno.ENOTDIR: f"a part of that path is a file, not a folder: choose another place {ELSEWHERE}",
+    errno.EACCES: f"no permission there: fix its permissions or choose another place {ELSEWHERE}",
+    errno.EPERM: f"no permission there: fix its permissions or choose another place {ELSEWHERE}",
+    errno.EROFS: f"the file system is read-only: write elsewhere {ELSEWHERE}",
+    errno.ENOSPC: f"the disk is full: free space there or write elsewhere {ELSEWHERE}",
+    errno.EDQUOT: f"the disk quota is used up: free space there or write elsewhere {ELSEWHERE}",
 }
 
 
 def placement_message(exc: BaseException) -> str | None:
-    """One line for an ``OSError`` about the place a run writes to (its folder, made by Hydra before any job
-    code runs: a 300-character folder name, a read-only folder, a full disk), naming the path and the fix;
-    None for any other exception (its traceback is shown)."""
+    """One line for an ``OSError`` about a place the run uses (its folder, made by Hydra before any job code
+    runs: a 300-character folder name, a read-only folder, a full disk), naming the path, the problem and the
+    fix; None for any other exception (its traceback is shown)."""
     if not isinstance(exc, OSError) or exc.errno not in PLACEMENT_ERRORS or not exc.filename:
         return None
-    return (f"cannot write {exc.filename}: {exc.strerror} ({PLACEMENT_ERRORS[exc.errno]}); write elsewhere "
-            "(hydra.run.dir, hydra.sweep.dir, XMLTHRESH_HOME)")
+    return f"{exc.filename}: {exc.strerror}; {PLACEMENT_ERRORS[exc.errno]}"
 
 
 def shows_job_config(args: list[str]) -> bool:

@@ -9,8 +9,9 @@ likewise for integers and floats, before any job starts; the command line shows 
 
 The schema is registered in Hydra's ConfigStore as ``xmlthresh_schema`` and is the first entry of the
 primary config's defaults list (``xmlthresh/conf/config.yaml``), which then fills in the values. The option
-groups (strategy, dataset, protocol, ranker, estimator, cde_dataset) are free-form mappings here: each option
-checks its own parameters when it is built (one clear error naming the parameter). Rules a type cannot say
+groups (strategy, dataset, ranker, estimator, cde_dataset) are mappings here: their schema is each registered
+class's constructor annotations, applied to every key when the option is built, before any data is loaded
+(:mod:`xmlthresh._util.typed_params`; tests/test_group_schema.py proves every key of every option typed). Rules a type cannot say
 (``task`` and ``tracking.sync`` among a few words, ``plots`` true, false or auto, ``interval.level`` in (0, 1))
 are checked where they are read, in :mod:`xmlthresh.run.job` and :mod:`xmlthresh.run.protocols`.
 """

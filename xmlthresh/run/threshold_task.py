@@ -54,6 +54,10 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
     # built inside the run: a configuration error is a FAILED run with its message, like any other
     dataset = DATASETS.build(loader, dataset_cfg)
     strategy: BaseStrategy = STRATEGIES.build(strategy_name, {"beta": beta, **strategy_cfg})
+    if ranker_cfg.get("name"):  # its parameters checked now, not after the data set has loaded
+        from xmlthresh.rankers.scoring import make_ranker
+
+        make_ranker(str(ranker_cfg["name"]), {k: v for k, v in ranker_cfg.items() if k != "name"}, seed)
     beta = float(strategy.beta)
     tracker.log_params(
         {"strategy": strategy_name, "kind": strategy.kind, "dataset": dataset.name, "beta": beta,
