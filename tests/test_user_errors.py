@@ -204,6 +204,11 @@ CASES: tuple[Case, ...] = (
     Case("experiment_name_5000", "Raw tracebacks", "a 5000-character `tracking.experiment`",
          ("tracking.uri=sqlite:///{tmp}/names.db", "tracking.experiment=" + "e" * 5000),
          E + "tracking.experiment has 5000 characters; MLflow allows at most 500", tracked=True),
+    Case("option_file_not_yaml", "Raw tracebacks", "an option file of the user's `conf/` that is not valid YAML",
+         ("strategy=bad",),
+         E + "an option file is not valid YAML: while parsing a flow sequence in \"<tmp>/badhome/conf/strategy/bad.yaml\", "
+         "line 1, column 7 expected ',' or ']', but got '<stream end>' in \"<tmp>/badhome/conf/strategy/bad.yaml\", "
+         "line 2, column 1; fix the file", env={"XMLTHRESH_HOME": "{tmp}/badhome"}),
     Case("home_is_a_file", "Raw tracebacks", "`XMLTHRESH_HOME` pointing to a file", (),
          E + "XMLTHRESH_HOME=<tmp>/good.txt is a file, not a folder; point XMLTHRESH_HOME at a folder (it is created "
          "when missing)", env={"XMLTHRESH_HOME": "{tmp}/good.txt"}),
@@ -268,6 +273,8 @@ def write_inputs(tmp: Path) -> None:
     data[2000:2400] = bytes(400)  # a zeroed block inside the compressed member (about 9 kB of it)
     (tmp / "zeroed.zip").write_bytes(bytes(data))
     write_mulan_set(tmp / "data", "toy", n_train=60, n_test=30, n_labels=4, n_features=4)
+    (tmp / "badhome" / "conf" / "strategy").mkdir(parents=True)
+    (tmp / "badhome" / "conf" / "strategy" / "bad.yaml").write_text("name: [unclosed\n")
 
 
 @pytest.fixture(scope="module")

@@ -124,3 +124,17 @@ def test_unknown_names_list_the_known_ones():
 def test_dataset_parameters_are_checked(cls, kwargs, message):
     with pytest.raises(ValueError, match=message):
         CDE_DATASETS.get(cls)(**kwargs)
+
+
+def test_a_single_test_point_and_an_impossible_quadrature_are_refused_before_the_fit(monkeypatch):
+    """``n_test=1`` reported a standard error of 0.0; ``cde.n_samples=10^11`` died in a 745 GiB allocation
+    after the fit."""
+    from xmlthresh.cde.benchmark import run_benchmark
+
+    with pytest.raises(ValueError, match=r"^cde_dataset\.n_test must be an integer >= 2 \(the losses' standard "
+                                         r"errors need two test points\), got 1$"):
+        run_benchmark("marginal", "surd", 0, dataset_params={"n_test": 1})
+    monkeypatch.setenv("XMLTHRESH_MAX_MEMORY", "16G")
+    with pytest.raises(ValueError, match=r"^cde\.n_samples=100,000,000,000 nodes x 1,000 test points x 8 values "
+                                         r"need about 6,400,000\.0 GB of memory"):
+        run_benchmark("marginal", "surd", 0, n_samples=10**11)

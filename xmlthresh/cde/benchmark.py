@@ -18,6 +18,7 @@ from xmlthresh._util.registry import constructor_parameters
 from xmlthresh.cde.datasets.base import CDEData
 from xmlthresh.cde.metrics import evaluate_cde
 from xmlthresh.cde.registry import CDE_DATASETS, ESTIMATORS
+from xmlthresh.validation import check_int, check_memory
 
 
 def load_dataset(dataset_name: str, seed: int = 0, **params: Any) -> CDEData:
@@ -33,6 +34,22 @@ def make_estimator(estimator_name: str, data: CDEData | None = None, seed: int =
     if "random_state" in accepted:
         params.setdefault("random_state", seed)
     return ESTIMATORS.build(estimator_name, params)
+
+
+#: float64 values held per quadrature node (its coordinates, weight, density and the temporaries of the
+#: evaluation; an estimate from below), for the memory check of ``n_samples``
+VALUES_PER_NODE = 8
+
+
+def check_quadrature_size(n_samples: Any, data: CDEData) -> int:
+    """``n_samples`` (nodes per test point) as an integer >= 1 whose quadrature -- test points x nodes x
+    :data:`VALUES_PER_NODE` float64 -- fits in the memory budget; else one error naming ``cde.n_samples``, the
+    memory and the budget (``cde.n_samples=10^11`` died in a 745 GiB allocation after the fit)."""
+    n = check_int("cde.n_samples", n_samples, 1)
+    n_points = int(data.X_test.shape[0])
+    check_memory(f"cde.n_samples={n:,} nodes x {n_points:,} test points x {VALUES_PER_NODE} values",
+                 float(n) * n_points * VALUES_PER_NODE * 8, "lower cde.n_samples")
+    return n
 
 
 def tuned_parameters(estimator) -> dict[str, Any]:
@@ -82,6 +99,7 @@ def run_benchmark(
     """
     data = load_dataset(dataset_name, seed, **dict(dataset_params or {}))
     estimator = make_estimator(estimator_name, data, seed, **dict(estimator_params or {}))
+    check_quadrature_size(n_samples, data)  # before the fit, which may take minutes
     start = time.perf_counter()
     estimator.fit(data.X_train, data.Z_train)
     fit_seconds = time.perf_counter() - start

@@ -115,6 +115,7 @@ def one_line_hydra_errors() -> Iterator[None]:
     set ``HYDRA_FULL_ERROR=1`` still gets Hydra's traceback; other exceptions keep their full traceback."""
     import os
 
+    import yaml
     from hydra.errors import CompactHydraException
 
     user_wants_traceback = os.environ.get("HYDRA_FULL_ERROR") == "1"
@@ -126,6 +127,12 @@ def one_line_hydra_errors() -> Iterator[None]:
         if user_wants_traceback:
             raise
         print(f"xmlthresh: error: {hydra_message(exc)}", file=sys.stderr)
+        sys.exit(1)
+    except yaml.YAMLError as exc:  # an option file of the user's conf/ or a plugin that is not valid YAML
+        if user_wants_traceback:
+            raise
+        where = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        print(f"xmlthresh: error: an option file is not valid YAML: {where}; fix the file", file=sys.stderr)
         sys.exit(1)
     finally:
         if previous is None:

@@ -101,6 +101,7 @@ class SyntheticCDE:
 
 def check_sizes(nx: int, ny: int, n_train: int, n_test: int) -> None:
     """Shared parameter checks of the synthetic generators."""
-    for name, value, least in (("nx", nx, 1), ("ny", ny, 0), ("n_train", n_train, 2), ("n_test", n_test, 1)):
+    for name, value, least in (("nx", nx, 1), ("ny", ny, 0), ("n_train", n_train, 2), ("n_test", n_test, 2)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+            why = " (the losses' standard errors need two test points)" if name == "n_test" else ""
+            raise ValueError(f"cde_dataset.{name} must be an integer >= {least}{why}, got {value!r}")
