@@ -138,3 +138,16 @@ def test_a_single_test_point_and_an_impossible_quadrature_are_refused_before_the
     with pytest.raises(ValueError, match=r"^cde\.n_samples=100,000,000,000 nodes x 1,000 test points x 8 values "
                                          r"need about 6,400,000\.0 GB of memory"):
         run_benchmark("marginal", "surd", 0, n_samples=10**11)
+
+
+def test_a_density_slice_beyond_the_memory_budget_is_refused_before_the_fit(monkeypatch):
+    """``cde.slice_grid=100000`` died after the fit in a 74.5 GiB allocation (the G x G grid)."""
+    from helpers import run_cli
+
+    monkeypatch.setenv("XMLTHRESH_MAX_MEMORY", "16G")
+    proc = run_cli(["task=cde", "cde_dataset=fork", "cde.density_at_x=[0.5]", "cde.slice_grid=100000",
+                    "tracking.enabled=false", "warm_up=false", "plots=false"])
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith(
+        "xmlthresh: error: cde.slice_grid=100000 needs about 640.0 GB of memory ((slice_grid + 1)^2 = 1e+10 grid points "
+        "x 64 bytes), more than the 17.2 GB available"), proc.stderr

@@ -17,8 +17,13 @@ from typing import Any, Mapping
 from xmlthresh.cde.benchmark import run_benchmark
 from xmlthresh.config.seeds import run_seed
 from xmlthresh.tracking.mlflow_runs import flatten
+from xmlthresh.validation import check_size
 
 log = logging.getLogger(__name__)
+
+#: float64 values per point of a density slice's G x G grid (its two coordinates, the estimate, the truth and
+#: the temporaries of the evaluation; an estimate from below), for the memory check of ``cde.slice_grid``
+SLICE_BYTES_PER_POINT = 8 * 8
 
 
 def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict[str, Any],
@@ -39,6 +44,9 @@ def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict
     tracker.log_params({"estimator": estimator_name, "cde_dataset": dataset_name, "seed": seed,
                         **flatten(estimator_cfg, "estimator."), **flatten(dataset_cfg, "cde_dataset."),
                         **parallelism})
+    if cde_cfg.get("density_at_x") is not None:  # the slice is drawn after the fit: its size is checked before
+        cde_cfg["slice_grid"] = check_size("cde.slice_grid", cde_cfg.get("slice_grid", 80), SLICE_BYTES_PER_POINT,
+                                           2, unit="grid point", square=True)
     log.info("fitting %s on %s (seed %d)", estimator_name, dataset_name, seed)
     per_point: dict[str, Any] = {}
     result, estimator, data = run_benchmark(
@@ -56,7 +64,7 @@ def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict
 
         from xmlthresh.cde.slices import density_slice
 
-        slice_ = density_slice(estimator, data, at_x, int(cde_cfg.get("slice_grid", 80)))
+        slice_ = density_slice(estimator, data, at_x, int(cde_cfg["slice_grid"]))
         path = run_dir / "density_at_x.npz"
         run_dir.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(path, **slice_)
