@@ -65,7 +65,7 @@ def test_the_ends_of_the_beta_range_fit_without_overflow():
 
 @pytest.mark.parametrize("value", [1.5, "abc", True])
 def test_seed_must_be_an_integer(value):
-    with pytest.raises(ConfigError, match=r"^seed must be an integer, got "):
+    with pytest.raises(ConfigError, match=r"^seed must be an integer in \[0, 4294967295\], got "):
         run_seed(value)
 
 

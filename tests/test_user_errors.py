@@ -76,7 +76,7 @@ CASES: tuple[Case, ...] = (
          (*LISTS, "dataset.path={tmp}/good.txt", "dataset.num_docs=4.5"),
          E + "dataset.num_docs must be an integer >= 1 (or null), got 4.5 (float)"),
     Case("seed_float", "Silently wrong", "`seed=1.5`", ("seed=1.5",),
-         E + "seed must be an integer, got 1.5 (float)"),
+         E + "seed must be an integer in [0, 4294967295], got 1.5 (float)"),
     Case("bool_maybe", "Silently wrong", "`dataset.include_predict_all=maybe`", ("dataset.include_predict_all=maybe",),
          E + "dataset.include_predict_all must be true or false, got 'maybe' (str)"),
     Case("bool_no", "Silently wrong", "`dataset.include_predict_all=no`", ("dataset.include_predict_all=no",),
@@ -229,7 +229,7 @@ CASES: tuple[Case, ...] = (
          (*LISTS, "dataset.path={tmp}/good.txt.gz"),
          "(no error: gzip files are read transparently, with the result of the uncompressed file)", ok=True),
     Case("seed_text", "Wrong problem named", "`seed=abc`", ("seed=abc",),
-         E + "seed must be an integer, got 'abc' (str)"),
+         E + "seed must be an integer in [0, 4294967295], got 'abc' (str)"),
     Case("k_grid_text", "Wrong problem named", "`task=cde estimator.k_grid=abc`", ("task=cde", "estimator.k_grid=abc"),
          E + "estimator.k_grid must be a list of integers (like the default [5, 10, 20, 40, 80, 160, 320]), got 'abc' "
          "(str)"),
@@ -337,7 +337,7 @@ def test_every_bad_input_is_one_line_naming_the_problem(case, inputs, monkeypatc
 
 @pytest.mark.parametrize("args, start", [
     (["ranker=nosuch"], "xmlthresh: error: unknown ranker option 'nosuch'; known: br_logreg, knn, mlknn"),
-    (["seed=abc"], "xmlthresh: error: seed must be an integer, got 'abc' (str)"),
+    (["seed=abc"], "xmlthresh: error: seed must be an integer in [0, 4294967295], got 'abc' (str)"),
 ])
 def test_the_console_command_prints_the_same_one_line(args, start, inputs):
     """The same lines from a real process (``python -m xmlthresh``: the console script's fast exit)."""

@@ -143,10 +143,10 @@ def align_frames(scores: Any, labels: Any) -> tuple[Any, Any, list[Any] | None]:
     the order of the scores'; columns or rows that do not match are an :class:`InputError`. Returns the two
     inputs (arrays) and the scores' column names (the label names), or the inputs unchanged and None when the
     scores are not a DataFrame."""
-    try:
-        import pandas as pd
-    except ImportError:  # no pandas, no DataFrame
-        return scores, labels, None
+    if not any(type(given).__module__.startswith("pandas") for given in (scores, labels)):
+        return scores, labels, None  # no DataFrame: pandas is not even imported
+    import pandas as pd
+
     if not isinstance(scores, pd.DataFrame):
         if isinstance(labels, pd.DataFrame):
             return scores, labels.to_numpy(), list(labels.columns)
@@ -166,8 +166,21 @@ def align_frames(scores: Any, labels: Any) -> tuple[Any, Any, list[Any] | None]:
                 raise InputError("the labels' DataFrame rows do not match the scores' (different index); give both "
                                  "the same documents, or plain arrays in the same order")
             labels = labels.loc[scores.index]
-        labels = labels[names].to_numpy()
-    return scores.to_numpy(), labels, names
+        labels = _frame_values(labels[names], "labels")
+    return _frame_values(scores, "scores"), labels, names
+
+
+def _frame_values(frame: Any, what: str) -> np.ndarray:
+    """A DataFrame's values as a plain array: pandas' nullable dtypes (``Float64``, ``Int64``, ``boolean``) give
+    object arrays otherwise, which the checks refuse without saying why; a missing value (``pd.NA``) of them
+    becomes NaN and is then reported as such."""
+    if all(isinstance(dtype, np.dtype) and dtype.kind in "biuf" for dtype in frame.dtypes):
+        return frame.to_numpy()
+    try:
+        return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError):
+        raise InputError(f"the {what}' DataFrame holds columns that are not numbers (dtypes: "
+                         f"{sorted(set(map(str, frame.dtypes)))}); convert them, e.g. frame.astype(float)") from None
 
 
 def load_dataset(name: str, *, seed: int = 0, **params: Any) -> Any:

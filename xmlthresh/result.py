@@ -101,6 +101,7 @@ class ThresholdResult:
     def predict(self, scores: Any) -> sp.csr_matrix:
         """Boolean CSR predictions (documents x labels) on ``scores`` (dense or sparse top-k CSR, the fitted
         labels in the same order). Sparse scores are never densified."""
+        scores = self._columns_in_fitted_order(scores)
         scores = check_scores(scores, n_labels=self.n_labels)
         if self.thresholds is not None:
             return apply_thresholds(scores, self.thresholds)
@@ -110,6 +111,28 @@ class ThresholdResult:
         pred.eliminate_zeros()
         pred.sort_indices()
         return pred
+
+    def _columns_in_fitted_order(self, scores: Any) -> Any:
+        """A DataFrame of scores with its columns in the order of ``label_names`` (matched by name, as
+        :func:`~xmlthresh.fit_thresholds` matches them: by position, reordered columns got other labels'
+        thresholds); columns that are not the fitted labels are an :class:`InputError`. Anything else as given."""
+        if not type(scores).__module__.startswith("pandas"):  # predicting imports no pandas for arrays
+            return scores
+        import pandas as pd
+
+        if not isinstance(scores, pd.DataFrame):
+            return scores
+        fitted = [name.item() if isinstance(name, np.generic) else name for name in self.label_names]
+        given = list(scores.columns)
+        if given == fitted:
+            return scores.to_numpy()
+        if sorted(map(str, given)) != sorted(map(str, fitted)) or len(set(given)) != len(given):
+            missing = [name for name in fitted if name not in set(given)][:3]
+            extra = [name for name in given if name not in set(fitted)][:3]
+            raise InputError(f"the scores' DataFrame columns are not the fitted labels (missing: {missing}, not "
+                             f"fitted: {extra}); give one column per fitted label (result.label_names)")
+        by_text = {str(name): name for name in given}
+        return scores[[by_text[str(name)] for name in fitted]].to_numpy()
 
     def _rule_estimator(self) -> Any:
         if self._estimator is None:  # loaded from a file: rebuild the strategy from its parameters and rule
@@ -182,6 +205,10 @@ class ThresholdResult:
         label_names = np.asarray(payload["label_names"])
         if not isinstance(n_labels, int) or label_names.shape != (n_labels,):
             raise InputError(f"{where}: n_labels = {n_labels!r} but {label_names.size} label names")
+        values, counts = np.unique(label_names.astype(str), return_counts=True)
+        if (counts > 1).any():  # a fit refuses repeated names; a file edited by hand must not bring them back
+            raise InputError(f"{where}: label_names repeats {values[counts > 1].tolist()[0]!r}; every label needs a name of "
+                             "its own")
         thresholds = payload["thresholds"]
         rule = payload["rule"]
         if (thresholds is None) == (rule is None):

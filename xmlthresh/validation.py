@@ -208,12 +208,16 @@ def check_scores(scores: Any, *, n_labels: int | None = None, what: str = "score
     """``scores`` as a float64 dense array or a canonical float64 CSR matrix, or an :class:`InputError`.
 
     ``n_labels``: the number of label columns expected (that of the fitted model, for prediction)."""
+    if isinstance(scores, np.ma.MaskedArray):  # np.asarray would drop the mask without a word
+        raise InputError(f"{what} are a masked array: pass a CSR matrix with the unscored entries left out "
+                         "(they rank below every scored document), or fill the masked entries")
     if sp.issparse(scores):
         matrix = _as_csr(scores, what)
         values = matrix.data
         if not (np.issubdtype(values.dtype, np.number) or values.dtype == bool) or np.iscomplexobj(values):
             raise InputError(f"{what} must hold real numbers, got dtype {values.dtype}")
-        matrix = matrix.astype(np.float64, copy=False)
+        _check_exact_in_float(values, what)
+        matrix = matrix.astype(np.float64, copy=True)  # a copy: later steps never change the caller's matrix
         values = matrix.data
     else:
         try:
@@ -228,6 +232,7 @@ def check_scores(scores: Any, *, n_labels: int | None = None, what: str = "score
         if matrix.ndim != 2:
             raise InputError(f"{what} must be 2-D (documents x labels), got {matrix.ndim}-D with shape "
                              f"{matrix.shape}; one label is a column: scores.reshape(-1, 1)")
+        _check_exact_in_float(matrix, what)
         matrix = np.asarray(matrix, dtype=np.float64)
         values = matrix
     if matrix.shape[0] == 0 or matrix.shape[1] == 0:
@@ -247,6 +252,20 @@ def check_scores(scores: Any, *, n_labels: int | None = None, what: str = "score
                          f"label {label}; clean the ranker output (an unscored entry of a top-k CSR is simply "
                          "left out)")
     return matrix
+
+
+#: integers beyond this magnitude are not all exact in float64 (2**53): two different scores could become one
+FLOAT_EXACT_INTEGER = 2**53
+
+
+def _check_exact_in_float(values: np.ndarray, what: str) -> None:
+    """Integer scores must keep their order in float64: beyond 2**53 neighbouring integers merge (two documents
+    with different scores would tie, and the fitted F-macro would be of another ranking)."""
+    if values.size and np.issubdtype(values.dtype, np.integer):
+        largest = int(np.abs(values.astype(object) if values.dtype == np.uint64 else values).max())
+        if largest > FLOAT_EXACT_INTEGER:
+            raise InputError(f"{what}: integer scores up to {largest} are beyond 2**53, where float64 cannot tell "
+                             "neighbouring integers apart; rank-transform them or scale them down first")
 
 
 def check_labels(labels: Any, shape: tuple[int, int], *, what: str = "labels") -> sp.csr_matrix:
@@ -274,7 +293,7 @@ def check_labels(labels: Any, shape: tuple[int, int], *, what: str = "labels") -
         if bad.any():
             raise InputError(f"{what} must be 0/1 (relevant or not), found {int(np.count_nonzero(bad))} other "
                              f"value(s), e.g. {values[bad].ravel()[0].item()!r}; binarise them first, e.g. labels > 0")
-    out = sp.csr_matrix(matrix, dtype=bool)
+    out = sp.csr_matrix(matrix, dtype=bool, copy=True)  # a copy: eliminate_zeros must not touch the caller's
     out.eliminate_zeros()
     return out
 

@@ -51,6 +51,10 @@ FOLDER_VARIABLES = ("XMLTHRESH_HOME", "XMLTHRESH_DATA")
 def environment_problem() -> str | None:
     """The one-line problem with a folder variable that names something other than a folder, or None (a file
     there gave a raw ``NotADirectoryError`` from deep inside Hydra or a loader)."""
+    for name in (*FOLDER_VARIABLES, "XMLTHRESH_CACHE"):
+        value = os.environ.get(name)
+        if value is not None and not value.strip():  # empty was taken for unset: runs went into the source tree
+            return f"{name} is set but empty; unset it (the default place) or give a folder"
     for name in FOLDER_VARIABLES:
         value = os.environ.get(name)
         if not value:

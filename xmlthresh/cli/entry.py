@@ -59,6 +59,7 @@ def main() -> None:
         return
     from xmlthresh._util.paths import environment_problem
 
+    sys.argv[1:] = multirun_flag_first(sys.argv[1:])
     problem = environment_problem()
     if problem is not None:
         print(f"xmlthresh: error: {problem}", file=sys.stderr)
@@ -96,7 +97,17 @@ PLACEMENT_ERRORS = {
     errno.EROFS: f"the file system is read-only: write elsewhere {ELSEWHERE}",
     errno.ENOSPC: f"the disk is full: free space there or write elsewhere {ELSEWHERE}",
     errno.EDQUOT: f"the disk quota is used up: free space there or write elsewhere {ELSEWHERE}",
+    errno.ENOENT: f"that folder cannot be made there: choose another place {ELSEWHERE}",
 }
+
+
+def multirun_flag_first(args: list[str]) -> list[str]:
+    """``args`` with ``-m`` / ``--multirun`` moved before the overrides: Hydra's parser takes it only there
+    (``xmlthresh a=1 -m b=2,3`` was a usage dump with exit code 2); its meaning does not depend on the place."""
+    flags = [arg for arg in args if arg in ("-m", "--multirun")]
+    if not flags or args[:len(flags)] == flags:
+        return args
+    return flags[:1] + [arg for arg in args if arg not in ("-m", "--multirun")]
 
 
 def placement_message(exc: BaseException) -> str | None:
@@ -105,7 +116,22 @@ def placement_message(exc: BaseException) -> str | None:
     fix; None for any other exception (its traceback is shown)."""
     if not isinstance(exc, OSError) or exc.errno not in PLACEMENT_ERRORS or not exc.filename:
         return None
+    if exc.errno == errno.ENOENT and not _made_by_hydra(exc):  # a missing input file is the job's to report
+        return None
     return f"{exc.filename}: {exc.strerror}; {PLACEMENT_ERRORS[exc.errno]}"
+
+
+def _made_by_hydra(exc: OSError) -> bool:
+    """Whether ``exc`` was raised by Hydra itself (making the run's folder): of the frames of Hydra and of
+    this package in its traceback, the innermost is Hydra's, so no job code was running."""
+    innermost = ""
+    tb = exc.__traceback__
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        if module.startswith(("hydra.", "xmlthresh.")):
+            innermost = module
+        tb = tb.tb_next
+    return innermost.startswith("hydra.")
 
 
 def shows_job_config(args: list[str]) -> bool:

@@ -151,6 +151,13 @@ def hydra_main(cfg: DictConfig) -> float | None:
     from xmlthresh.run.sweep import job_context, record_job_outcome
 
     register_resolvers()
+    from xmlthresh.config.schema import unknown_top_level_keys
+
+    unknown = unknown_top_level_keys(cfg.keys())
+    if unknown:  # the struct-open schema lets a user's group in; a key nothing declares is a typo
+        print(f"xmlthresh: error: unknown top-level key(s) {', '.join(unknown)}; the settings are listed by "
+              "xmlthresh --help (xmlthresh --cfg job shows them with their values)", file=sys.stderr)
+        sys.exit(1)
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     container = OmegaConf.to_container(cfg, resolve=True)
     context = job_context()

@@ -18,8 +18,9 @@ are checked where they are read, in :mod:`xmlthresh.run.job` and :mod:`xmlthresh
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional
 
 #: the name of the schema in Hydra's ConfigStore (the first entry of config.yaml's defaults list)
 SCHEMA_NAME = "xmlthresh_schema"
@@ -104,3 +105,16 @@ def register_schema() -> None:
     OmegaConf.set_struct(node, False)
     ConfigStore.instance().store(name=SCHEMA_NAME, node=node)
 
+
+
+def unknown_top_level_keys(keys: Iterable[str]) -> list[str]:
+    """The top-level keys of a composed config that neither the schema nor an option group declares
+    (``+tpyo=1`` was accepted and ignored): a group folder of the package, the user's ``conf/`` or a plugin
+    counts as declared, so that a user's own group still composes."""
+    from xmlthresh._util.paths import config_search_dirs
+
+    package_conf = Path(__file__).resolve().parents[1] / "conf"
+    groups = {folder.name for root in [package_conf, *config_search_dirs()] if root.is_dir()
+              for folder in root.iterdir() if folder.is_dir()}
+    known = {item.name for item in fields(XmlthreshConfig)} | groups | {"hydra"}
+    return sorted(key for key in keys if key not in known)

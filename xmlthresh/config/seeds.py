@@ -63,9 +63,15 @@ def seeds_used(run_seed: int, loader: Mapping[str, int], data: RankedLists | Sco
     return seeds
 
 
+#: the largest seed: numba's and numpy's legacy generators take 32 bits and wrap larger values (seed=-1 drew
+#: the halves of seed=4294967295, seed=2**32 those of seed=0)
+MAX_SEED = 2**32 - 1
+
+
 def run_seed(value: Any) -> int:
-    """The top-level seed, strictly an integer (``seed=1.5`` or ``seed=true`` is an error, not truncated)."""
+    """The top-level seed, strictly an integer in [0, :data:`MAX_SEED`] (``seed=1.5`` or ``seed=true`` is an
+    error, not truncated; a seed that would wrap onto another is refused)."""
     try:
-        return check_int("seed", value)
+        return check_int("seed", value, 0, MAX_SEED)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None

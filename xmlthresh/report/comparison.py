@@ -115,6 +115,18 @@ def check_selection(runs: pd.DataFrame, reference: str | None, metrics: Sequence
         raise InputError(f"--metrics: no selected run logged {', '.join(map(repr, missing))}{hint}")
 
 
+def check_page_arguments(title: str, ui_url: str | None) -> None:
+    """An empty ``--title`` (a page headed by nothing) and a ``--ui-url`` that is not an http(s) address (every
+    run link broken) are :class:`~xmlthresh._util.errors.InputError`."""
+    from xmlthresh._util.errors import InputError
+
+    if not title.strip():
+        raise InputError("--title is empty; give the page a title (default: 'xmlthresh report')")
+    if ui_url is not None and not ui_url.startswith(("http://", "https://")):
+        raise InputError(f"--ui-url {ui_url!r} is not an http(s) address; give the MLflow UI's, e.g. "
+                         "http://127.0.0.1:5000")
+
+
 def output_dir(path: Path) -> Path:
     """``path`` created when missing, or a :class:`~xmlthresh._util.files.WriteFailedError` naming it and why
     (a file in the way, no permission): a bad ``--out`` was a raw traceback."""
@@ -135,8 +147,9 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--uri", default=None, help="MLflow tracking URI (default: sqlite:///<project>/runs/mlflow.db)")
     parser.add_argument("--experiment", default="xmlthresh")
-    parser.add_argument("--sweep", default=None, help="parent run id of a sweep (default: the latest sweep)")
-    parser.add_argument("--all", action="store_true", help="every finished run of the experiment")
+    selection = parser.add_mutually_exclusive_group()  # --all with --sweep silently meant --sweep
+    selection.add_argument("--sweep", default=None, help="parent run id of a sweep (default: the latest sweep)")
+    selection.add_argument("--all", action="store_true", help="every finished run of the experiment")
     parser.add_argument("--reference", default=None, help="strategy the paired differences refer to (default: "
                         "domain, when the selection has it)")
     parser.add_argument("--out", default=None, help="output directory (default: runs/reports/<sweep or all>)")
@@ -170,6 +183,7 @@ def report(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     from xmlthresh.tracking.store import check_store_exists
 
     check_store_exists(args.uri or default_tracking_uri())
+    check_page_arguments(args.title, args.ui_url)
     runs = load_runs(args.uri, args.experiment, sweep=args.sweep, latest_sweep=not args.all, metrics=args.metrics)
     if runs.empty:  # an empty report would look like a sweep that ran nothing: say what was selected instead
         print(f"{PROG}: error: {_nothing_selected(args.uri, args.experiment, args.sweep)}", file=sys.stderr)

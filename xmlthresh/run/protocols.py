@@ -41,6 +41,7 @@ from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.data.evaluation import evaluate_cuts
 from xmlthresh.strategies.base import BaseStrategy
+from xmlthresh.config.seeds import MAX_SEED
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,8 @@ def protocol_spec(value: str | Mapping[str, Any] | ProtocolSpec | None, run_seed
     seed = params.get("seed", run_seed)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ProtocolError(f"protocol.seed must be an integer, got {seed!r} ({type(seed).__name__})")
+    if not 0 <= seed <= MAX_SEED:  # the halves' generator takes 32 bits: -1 and 2**32 wrapped onto other seeds
+        raise ProtocolError(f"protocol.seed must be an integer in [0, {MAX_SEED}], got {seed}")
     folds = None
     if name == "crossfit":
         try:
@@ -115,7 +118,12 @@ def fit_and_evaluate(strategy: BaseStrategy, data: RankedLists | ScoreData,
     scores (holdout, crossfit) also reports ``f_macro_interval``, the interval of :mod:`xmlthresh.strategies.interval` for
     the F-macro of its thresholds on new documents, from the fit split alone, resampled by the protocol's seed."""
     spec = protocol_spec(protocol, run_seed=seed)
+    wanted = _interval_wanted(interval)  # checked before the fit, for every kind of data
     if isinstance(data, RankedLists):
+        if wanted:  # said and recorded, not silently dropped
+            log.warning("interval.resamples=%s: the population interval needs a split of scores (score data under "
+                        "holdout or crossfit); ranked lists get none", (interval or {}).get("resamples"))
+            return {**_ranked_lists(strategy, data, spec), "interval_not_computed": "ranked lists"}
         return _ranked_lists(strategy, data, spec)
     if isinstance(data, ScoreData):
         return _score_data(strategy, data, spec, interval)
@@ -172,6 +180,21 @@ def _score_data(strategy, data: ScoreData, spec: ProtocolSpec, interval: Mapping
             fields.update(out_of_fold="given")
     fields.update(_interval(strategy, fit, spec, interval, new_documents=int(test.n_docs)))
     return {**result, **fields, "fit_seconds": seconds}
+
+
+def _interval_wanted(interval: Mapping[str, Any] | None) -> bool:
+    """Whether ``interval`` asks for the population interval (``resamples`` > 0), its settings checked (a level
+    of 1.5 passed without a word on ranked lists, and on scores only after the fit)."""
+    from xmlthresh.strategies.interval import DEFAULT_LEVEL, check_interval
+
+    settings = dict(interval or {})
+    if settings.get("resamples", 0) == 0:
+        return False
+    try:
+        check_interval(settings.get("level", DEFAULT_LEVEL), settings.get("resamples"))
+    except ValueError as exc:
+        raise ProtocolError(str(exc)) from None
+    return True
 
 
 def _interval(strategy, fit, spec: ProtocolSpec, interval: Mapping[str, Any] | None,

@@ -148,7 +148,11 @@ class MlflowSweepCallback(Callback):
         tracking = config.get("tracking", {})
         runs = load_runs(tracking.get("uri"), tracking.get("experiment", "xmlthresh"), sweep=parent,
                          metrics=list(report.get("metrics", []) or []))
-        paths = write_report(runs, sweep_dir / "report", reference=report.get("reference", "domain"),
+        reference = report.get("reference", "domain")
+        if "strategy" in runs and not runs.empty and reference not in set(runs["strategy"].dropna()):
+            log.warning("report.reference=%s: no job of the sweep used that strategy (strategies: %s), so the "
+                        "report has no paired differences", reference, ", ".join(sorted(set(runs["strategy"]))))
+        paths = write_report(runs, sweep_dir / "report", reference=reference,
                              title=report.get("title", "xmlthresh sweep"),
                              command="xmlthresh -m " + " ".join(OmegaConf.select(config, "hydra.overrides.task", default=[]) or []),
                              sweep=parent, run_data=mlflow_run_data(tracking.get("uri")))

@@ -72,6 +72,10 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
     data_info: dict[str, Any] = {}
     split_seeds = loader_seeds(data, dataset)
     ranked_here = isinstance(data, MultiLabelData)
+    if not ranked_here and ranker_cfg.get("name"):  # lists and score files are ranked already: say so, and record it
+        log.warning("ranker=%s is not used: data set %r is ranked already (%s); drop ranker= for it",
+                    ranker_cfg["name"], dataset.name, type(data).__name__)
+        data_info["ranker_ignored"] = str(ranker_cfg["name"])
     if ranked_here:
         data, ranker_name = _rank(data, ranker_cfg, seed, spec)
         data = data.with_predict_all(dataset.include_predict_all)

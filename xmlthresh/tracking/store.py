@@ -171,6 +171,9 @@ def half_migrated_tables(path: Path) -> list[str]:
     try:
         rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
     except sqlite3.DatabaseError as exc:
+        if is_locked_error(exc):
+            raise TrackingStoreError(f"tracking store {SQLITE_PREFIX}{path}: another process holds a lock on it "
+                                     "(database is locked); wait for it to finish, or stop it, and run again") from None
         raise TrackingStoreError(f"tracking store {SQLITE_PREFIX}{path}: cannot be read as a database ({exc}); "
                                  "point tracking.uri at an MLflow database or a new file") from None
     finally:

@@ -32,6 +32,8 @@ share eps, and weights by f^ / proposal.
 
 from __future__ import annotations
 
+import logging
+
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -48,6 +50,8 @@ from xmlthresh.cde.registry import ESTIMATORS
 from xmlthresh.cde.series_post import Floor, bump_regions, kept_cells, point_cells
 from xmlthresh.cde.tuning import best_cell
 from xmlthresh.cde.validation import check_same_length
+
+log = logging.getLogger(__name__)
 
 #: cells per coordinate of the normalisation grid for d = 1, 2, 3
 _GRID_CELLS = {1: 1024, 2: 128, 3: 32}
@@ -114,6 +118,10 @@ class FlexCode(TunedCDE):
             self.box_ = np.column_stack([lo - pad, hi + pad])
         self.width_ = self.box_[:, 1] - self.box_[:, 0]
         cap = max(1, int(np.floor(self.max_basis ** (1.0 / d) + 1e-9)))
+        clipped = sorted({int(n) for n in np.atleast_1d(self.n_basis_grid) if int(n) > cap})
+        if clipped:  # said, not silent: max_basis=1 turned the whole grid into a constant density
+            log.warning("flexcode: max_basis=%s allows at most %d basis function(s) per coordinate for %d target "
+                        "coordinate(s); n_basis_grid value(s) %s are used as %d", self.max_basis, cap, d, clipped, cap)
         self.scaler_ = StandardScaler().fit(X)
         Xs = self.scaler_.transform(X)
         if not self.tune:
