@@ -66,3 +66,16 @@ def test_the_command_line_refuses_a_nonsense_switch_in_one_line_before_any_job(t
     assert proc.stderr.strip().splitlines() == [
         "xmlthresh: error: Error merging override tracking.enabled=nope; Value 'nope' is not a valid bool (type str)"]
     assert not (tmp_path / "result.json").exists()
+
+
+def test_every_experiment_preset_uses_only_declared_top_level_keys():
+    """Unknown top-level keys are refused (``+tpyo=1`` was accepted and ignored): no preset may need one."""
+    from xmlthresh.config.compose import compose
+    from xmlthresh.config.options import options
+    from xmlthresh.config.schema import unknown_top_level_keys
+
+    presets = [option.name for option in options("experiment")]
+    assert presets
+    undeclared = {name: unknown_top_level_keys(compose([f"experiment={name}"]).keys()) for name in presets}
+    assert not {name: keys for name, keys in undeclared.items() if keys}
+    assert unknown_top_level_keys(["strategy", "seed", "tpyo", "hydra"]) == ["tpyo"]

@@ -159,3 +159,15 @@ def test_a_basis_cap_that_clips_the_grid_is_said(caplog):
                                                                                             "n_test": 20})
     assert any("flexcode: max_basis=1 allows at most 1 basis function(s) per coordinate" in r.getMessage()
                for r in caplog.records)
+
+
+@pytest.mark.fast
+def test_no_relevant_document_and_a_missing_score_path_say_what_is_wrong():
+    """"no labels in 'fit'" and "??? does not exist under the data directory" named no cause."""
+    from xmlthresh.datasets import DATASETS
+
+    scores, _ = _data()
+    with pytest.raises(ValueError, match=r"no label has a relevant document in 'fit': there is nothing to fit"):
+        xmlthresh.fit_thresholds(scores, np.zeros_like(scores, dtype=bool))
+    with pytest.raises(Exception, match=r"dataset=scores needs dataset.path=<a .npz file or a folder of them>"):
+        DATASETS.build("scores", {"path": "???"})

@@ -48,7 +48,7 @@ def test_first_labels():
          "relevant rank < 1"),
         (dict(relevant_rank=[1], label_ptr=[0, 1], list_length=[3, 3], n_relevant=[1], num_docs=5),
          "shape mismatch"),
-        (dict(relevant_rank=[], label_ptr=[0], list_length=[], n_relevant=[], num_docs=5), "no labels"),
+        (dict(relevant_rank=[], label_ptr=[0], list_length=[], n_relevant=[], num_docs=5), "no label has a relevant document"),
         (dict(relevant_rank=[1], label_ptr=[0, 1], list_length=[3], n_relevant=[6], num_docs=5),
          "label 0 \\(index 0\\): size \\(relevant documents of the label\\) larger than num_docs = 5"),
     ],

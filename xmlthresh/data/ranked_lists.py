@@ -171,9 +171,12 @@ class RankedLists:
         if len(self.label_ids) != n:
             raise RankedListsError(f"{len(self.label_ids)} label ids for {n} labels{where}")
         if self.num_docs < 1:
-            raise RankedListsError(f"num_docs must be >= 1, got {self.num_docs}{where}")
+            raise RankedListsError(f"no documents{where} (num_docs = {self.num_docs}): a split needs at least one "
+                                   "document; check the scores' and labels' shape (documents x labels)")
         if n == 0:
-            raise RankedListsError(f"no labels{where}")
+            raise RankedListsError(f"no label has a relevant document{where}: there is nothing to fit thresholds for "
+                                   "or to score (labels without a relevant document are left out of F-macro); check "
+                                   "the labels (documents x labels, 1 = relevant)")
         if self.label_ptr[0] != 0 or self.label_ptr[-1] != len(self.relevant_rank):
             raise RankedListsError(f"label_ptr must start at 0 and end at len(relevant_rank){where}")
         counts = np.diff(self.label_ptr)

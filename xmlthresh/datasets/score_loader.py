@@ -37,6 +37,9 @@ class ScoreFiles(Dataset):
 
     def __init__(self, path: str, name: str | None = None, include_predict_all: bool = True,
                  first_n_labels: int | None = None, native_threshold: float | None = None):
+        if not isinstance(path, (str, os.PathLike)) or str(path).strip() in ("", "???"):  # ??? = Hydra's "missing"
+            raise DataUnavailableError("dataset=scores needs dataset.path=<a .npz file or a folder of them> (see "
+                                       "xmlthresh.data.score_format for the layout)")
         super().__init__(name=name or Path(path).stem, include_predict_all=include_predict_all,
                          first_n_labels=first_n_labels)
         self.path = path
