@@ -165,8 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     the problem (a store that cannot be read, an unknown experiment, sweep, reference or metric, an output
     folder that cannot be written)."""
     args = parser().parse_args(argv)
-    for key, value in HTTP_DEFAULTS.items():
-        os.environ.setdefault(key, value)
+    set_here = {key: value for key, value in HTTP_DEFAULTS.items() if key not in os.environ}
+    os.environ.update(set_here)
     from xmlthresh._util.errors import first_line, user_error_types
     from xmlthresh.tracking.mlflow_runs import mlflow_error_types
 
@@ -175,6 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except user_error_types() + mlflow_error_types() as exc:
         print(f"{PROG}: error: {first_line(exc)}", file=sys.stderr)
         return 1
+    finally:  # called as a function (tests, scripts), the process keeps its own MLflow settings
+        for key in set_here:
+            os.environ.pop(key, None)
 
 
 def report(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
