@@ -171,3 +171,19 @@ def test_no_relevant_document_and_a_missing_score_path_say_what_is_wrong():
         xmlthresh.fit_thresholds(scores, np.zeros_like(scores, dtype=bool))
     with pytest.raises(Exception, match=r"dataset=scores needs dataset.path=<a .npz file or a folder of them>"):
         DATASETS.build("scores", {"path": "???"})
+
+
+def test_pooling_on_ranked_lists_is_said_once_and_recorded(caplog):
+    """``strategy.pooling=50`` on ranked lists gave the thresholds of ``pooling=0`` without a word."""
+    from xmlthresh.datasets import DATASETS
+    from xmlthresh.strategies import STRATEGIES
+
+    lists = DATASETS.build("synthetic", {"n_labels": 6, "num_docs": 80}).load()
+    strategy = STRATEGIES.build("domain", {"pooling": 50})
+    strategy.fit_lists(lists)
+    strategy.fit_lists(lists)
+    assert strategy.info_["not_applied_on_ranked_lists"] == "pooling=50"
+    said = [r for r in caplog.records if "acts on scores only" in r.getMessage()]
+    assert len(said) <= 1  # once per process (an earlier test may have said it already)
+    plain = STRATEGIES.build("domain", {}).fit_lists(lists)
+    assert "not_applied_on_ranked_lists" not in plain.info_ and (plain.cuts_ == strategy.cuts_).all()

@@ -265,7 +265,8 @@ def _read_npz(file: Path) -> dict[str, np.ndarray]:
                                  "array (np.asarray(names, dtype=str)) and scores as numbers") from None
         raise ScoreFileError(f"{file}: cannot read as .npz: {exc}") from None
     except (OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise ScoreFileError(f"{file}: not a readable .npz archive ({exc})") from None
+        raise ScoreFileError(f"{file}: not a readable .npz archive ({exc}): it is corrupt or truncated (a copy cut "
+                             "short?); write it again with save_scores or np.savez") from None
 
 
 def _read_matrix(arrays: dict[str, np.ndarray], key: str, where: str, kind: str) -> np.ndarray | sp.csr_matrix:

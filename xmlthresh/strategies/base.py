@@ -246,6 +246,18 @@ class ScoreStrategy(BaseStrategy):
         self.f_macro_ = self.metrics_["f_macro"]
 
 
+def _score_only_settings(strategy: Any) -> dict[str, Any]:
+    """The settings of ``strategy`` that act on scores only and are on: the pooling of score thresholds.
+    (``fallback`` is left out: ``pooled`` sets it by default, and on lists every label of the fit has a
+    relevant document or is left out, so there is nothing for it to change.)"""
+    pooling = getattr(strategy, "pooling", 0)
+    return {"pooling": pooling} if pooling not in (0, 0.0) else {}
+
+
+#: (strategy class, settings) already warned about in this process (a run fits the same rule more than once)
+_WARNED_SCORE_ONLY: set[tuple[str, str]] = set()
+
+
 class PoolingMixin:
     """``pooling`` (the strength of the partial pooling of score thresholds across labels of similar fit
     frequency, in pseudo-positives, or ``"auto"``: estimated from the fit data by empirical Bayes) and
@@ -316,6 +328,18 @@ class ThresholdStrategy(BaseStrategy):
     """
 
     # ------------------------------------------------------------------ public API
+    def _note_score_only_settings(self) -> None:
+        """Ranked lists have no scores: say so, and record it, when pooling or a fallback was asked for (they
+        were ignored without a word; ``strategy.pooling=50`` gave the thresholds of ``pooling=0``)."""
+        unused = _score_only_settings(self)
+        if unused:
+            settings = ", ".join(f"{key}={value}" for key, value in unused.items())
+            if (type(self).__name__, settings) not in _WARNED_SCORE_ONLY:
+                _WARNED_SCORE_ONLY.add((type(self).__name__, settings))
+                log.warning("%s: %s acts on scores only; ranked lists are fitted without it", type(self).__name__,
+                            settings)
+            self.info_["not_applied_on_ranked_lists"] = settings
+
     def fit_lists(self, lists: RankedLists) -> "ThresholdStrategy":
         """Choose the cuts on ``lists``; sets ``cuts_``, ``metrics_``, ``f_macro_``, bounds and ``info_``."""
         self._check_params()
@@ -343,6 +367,7 @@ class ThresholdStrategy(BaseStrategy):
         if not candidates.exact:
             self.info_["objective_f_macro"] = self.objective_f_macro_
         _warn_predict_all(self.info_, len(choice), type(self).__name__)
+        self._note_score_only_settings()
         self._after_fit(candidates, choice)
         return self
 
