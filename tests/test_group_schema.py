@@ -104,6 +104,9 @@ def test_numbers_are_converted_the_way_the_command_line_means_them():
     assert convert("k", np.int64(3), int) == 3 and type(convert("k", np.int64(3), int)) is int
     assert convert("k", 5, float) == 5 and convert("k", 2.5, float) == 2.5
     assert convert("k", 2008, str) == "2008"
+    from pathlib import Path
+
+    assert convert("dataset.path", Path("/tmp/x.npz"), str) == "/tmp/x.npz"
     assert convert("k", None, Optional[int]) is None
     assert convert("k", 0.5, float | str) == 0.5 and convert("k", "auto", float | str) == "auto"
     assert convert("k", np.array([1.0, 2.0]), Sequence[float]) is not None

@@ -15,7 +15,8 @@ annotation             accepted (converted)
                        typed top-level schema takes them -- nothing else
 ``int``                an integer, or a float with an integral value (``1e6``); never a bool
 ``float``              any real number (an int is kept as given); never a bool or a text
-``str``                a text; a number, which the command line parses as one (``dataset.name=2008``), as text
+``str``                a text; a path object (``pathlib.Path``) or a number, which the command line parses as
+                       one (``dataset.name=2008``), as text
 ``X | None``           ``None``, or what ``X`` accepts
 ``X | Y``              what ``X`` or ``Y`` accepts, tried in that order
 lists, tuples, ...     left to the grid check (:func:`~xmlthresh._util.registry.check_sequence_params`)
@@ -34,6 +35,7 @@ import collections.abc
 import dataclasses
 import inspect
 import numbers
+import os
 import types
 import typing
 from typing import Any, Mapping
@@ -133,6 +135,8 @@ def _try(value: Any, annotation: Any) -> tuple[bool, Any]:
     if annotation is str:
         if isinstance(value, str):
             return True, value
+        if isinstance(value, os.PathLike):  # a pathlib.Path for a path parameter
+            return True, os.fspath(value)
         if isinstance(value, numbers.Number) and not isinstance(value, bool):
             return True, str(value)
         return False, value
