@@ -187,3 +187,20 @@ def test_pooling_on_ranked_lists_is_said_once_and_recorded(caplog):
     assert len(said) <= 1  # once per process (an earlier test may have said it already)
     plain = STRATEGIES.build("domain", {}).fit_lists(lists)
     assert "not_applied_on_ranked_lists" not in plain.info_ and (plain.cuts_ == strategy.cuts_).all()
+
+
+@pytest.mark.fast
+def test_a_bad_saved_threshold_is_named_and_date_names_are_kept_as_dates(tmp_path):
+    scores, labels = _data()
+    result = xmlthresh.fit_thresholds(scores, labels)
+    path = tmp_path / "t.json"
+    result.save(path)
+    payload = json.loads(path.read_text())
+    payload["thresholds"][1] = "nan"
+    path.write_text(json.dumps(payload))
+    with pytest.raises(InputError, match=r"thresholds\[1\] \(label 1\) is NaN; a threshold is a number"):
+        xmlthresh.ThresholdResult.load(path)
+    dated = xmlthresh.fit_thresholds(scores, labels, label_names=pd.date_range("2020-01-01", periods=4).values)
+    dated.save(path)
+    assert [str(name)[:10] for name in xmlthresh.ThresholdResult.load(path).label_names] == [
+        "2020-01-01", "2020-01-02", "2020-01-03", "2020-01-04"]  # was "datetime.datetime(2020, 1, 1, 0, 0)"

@@ -128,7 +128,9 @@ def _label_names(label_names: Sequence[Any] | None, n_labels: int) -> np.ndarray
     names = np.asarray(label_names)
     if names.shape != (n_labels,):
         raise InputError(f"label_names must hold one name per label ({n_labels}), got shape {names.shape}")
-    if names.dtype == object:
+    if names.dtype.kind == "M":  # dates: their ISO text (a saved file held "datetime.datetime(2020, 1, 1, 0, 0)")
+        names = np.datetime_as_string(names)
+    elif names.dtype.kind not in "iuU":  # objects, floats, bools, bytes: as text, which a file keeps as it is
         names = names.astype(str)
     values, counts = np.unique(names, return_counts=True)
     if (counts > 1).any():  # thresholds.csv and predictions name labels: two with one name cannot be told apart

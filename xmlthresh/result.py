@@ -215,9 +215,13 @@ class ThresholdResult:
             raise InputError(f"{where}: exactly one of 'thresholds' and 'rule' must be given")
         if thresholds is not None:
             thresholds = _decode_floats(thresholds, where, "thresholds")
-            if thresholds.shape != (n_labels,) or np.isnan(thresholds).any():
+            if thresholds.shape != (n_labels,):
                 raise InputError(f"{where}: 'thresholds' must hold one number (or \"inf\" / \"-inf\") per label, "
-                                 f"{n_labels} in all")
+                                 f"{n_labels} in all; it holds {thresholds.size}")
+            if np.isnan(thresholds).any():  # name the entry: a file edited by hand has one bad value, not a count
+                first = int(np.flatnonzero(np.isnan(thresholds))[0])
+                raise InputError(f"{where}: thresholds[{first}] (label {label_names[first].item()!r}) is NaN; a "
+                                 "threshold is a number, \"inf\" (never predict) or \"-inf\" (predict every document)")
         return cls(
             thresholds=thresholds,
             f_macro=_decode(payload["f_macro"]),
