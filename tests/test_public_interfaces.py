@@ -110,3 +110,19 @@ def test_the_scanner_leaves_our_own_private_names_and_plain_objects_alone():
 def test_the_package_and_its_plugins_use_only_public_interfaces():
     found = [entry for path in _sources() for entry in violations(path.read_text(encoding="utf-8"), str(path))]
     assert not found, "\n".join(found)
+
+
+#: SQL that changes a database's tables: nothing but MLflow may run it on MLflow's store (its public client and
+#: ``mlflow db upgrade`` do); a test that needs a broken store makes MLflow refuse it instead
+WRITES_TABLES = re.compile(r"\b(INSERT\s+INTO|UPDATE\s+\w+\s+SET|DROP\s+TABLE|CREATE\s+TABLE|ALTER\s+TABLE)\b",
+                           re.IGNORECASE)
+
+
+def test_no_test_writes_mlflows_tables_either():
+    """The tests build their stores through MLflow's public client, also for the faults they inject."""
+    here = Path(__file__).resolve()
+    found = [f"{path.name}:{number}: {line.strip()}" for path in sorted(here.parent.rglob("*.py")) if path != here
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if WRITES_TABLES.search(line)]
+    assert not found, "\n".join(found)
+    assert WRITES_TABLES.search('connection.execute("INSERT INTO runs VALUES (1)")')

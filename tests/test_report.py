@@ -315,21 +315,6 @@ def _a_file(tmp):
     return path
 
 
-def test_a_store_of_another_mlflow_schema_is_one_line_naming_the_version(store, tmp_path, capsys):
-    """(A newer MLflow's store, faked by a schema revision this MLflow does not know.)"""
-    import shutil
-    import sqlite3
-
-    uri, _ = store
-    copy = tmp_path / "newer.db"
-    shutil.copy(uri[len("sqlite:///"):], copy)
-    with sqlite3.connect(copy) as connection:
-        connection.execute("UPDATE alembic_version SET version_num = 'ffffffffffff'")
-    assert main(["--uri", f"sqlite:///{copy}", "--all", "--out", str(tmp_path / "out")]) == 1
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and re.search(r"holds runs but cannot be used: MLflow \S+ cannot open it: ", err), err
-
-
 def test_a_figure_with_many_panels_wraps_into_rows(monkeypatch):
     """Fourteen panels in one row crashed plotly (a spacing above 1 / (columns - 1))."""
     from xmlthresh.report.figures import figure_specs

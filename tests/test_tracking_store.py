@@ -1,5 +1,6 @@
 """The tracking store survives concurrent starts and says in one line why it cannot be used (issue 17):
-three processes on a new sqlite store all succeed; a half-migrated store, a directory, a read-only file,
+three processes on a new sqlite store all succeed; a store MLflow cannot open is repaired by MLflow or moved
+aside (only MLflow's public client and command touch its tables); a directory, a read-only file,
 a file that is not a database, an unwritable place and an unreachable server are one error naming the URI,
 within seconds; ``tracking.enabled=false`` needs no store."""
 
@@ -68,7 +69,6 @@ def _race_rounds(tmp_path: Path, rounds: int) -> None:
         results = _race(uri, tmp_path / f"barrier{repetition}")
         for result in results:
             assert result.returncode == 0, result.stderr[-3000:]
-        assert tracking_store.half_migrated_tables(tracking_store.sqlite_path(uri)) == []
         assert _finished_runs(uri) == 3
 
 
@@ -86,39 +86,73 @@ def test_the_race_repeated_on_new_stores(tmp_path):
     _race_rounds(tmp_path, RACE_ROUNDS)
 
 
-def _half_migrated(db: Path, with_run: bool) -> None:
-    with sqlite3.connect(db) as connection:
-        connection.execute("CREATE TABLE runs (run_uuid TEXT)")
-        connection.execute("CREATE TABLE _alembic_tmp_tags (key TEXT)")
-        if with_run:
-            connection.execute("INSERT INTO runs VALUES ('abc')")
+def _store_with_a_run(tmp_path: Path) -> tuple[Path, str, str]:
+    """A store made by MLflow's public client, holding one finished run: (file, URI, the run's id)."""
+    import mlflow
 
-
-def test_a_half_migrated_store_without_runs_is_moved_aside_and_replaced(tmp_path, caplog):
-    """What a run killed while an older version created the store left behind: nothing is lost by moving it."""
-    db = tmp_path / "half.db"
-    _half_migrated(db, with_run=False)
+    db = tmp_path / "old.db"
     uri = f"sqlite:///{db}"
-    tracking.open_store(uri)
-    aside = [path for path in tmp_path.iterdir() if ".broken-" in path.name]
-    assert len(aside) == 1 and tracking_store.half_migrated_tables(aside[0]) == ["_alembic_tmp_tags"]
-    assert tracking_store.half_migrated_tables(db) == []
-    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
-        f"tracking store {uri} could not be used (an interrupted MLflow schema migration left the table(s) "
-        f"_alembic_tmp_tags) and held no run: moved it aside to {aside[0]} and created a new one"]
-    with tracked_run(True, uri, "after", sync="foreground") as tracker:
-        tracker.log_metrics({"x": 1.0})
+    client = mlflow.MlflowClient(uri)
+    experiment = client.create_experiment("kept", artifact_location=str(tmp_path / "artifacts"))
+    run = client.create_run(experiment)
+    client.set_terminated(run.info.run_id)
+    return db, uri, run.info.run_id
 
 
-def test_a_half_migrated_store_with_runs_is_refused_with_the_repair(tmp_path):
-    db = tmp_path / "half.db"
-    _half_migrated(db, with_run=True)
-    uri = f"sqlite:///{db}"
-    with pytest.raises(TrackingStoreError, match=r"holds runs but cannot be used: an interrupted MLflow schema "
-                                                  r"migration left the table\(s\) _alembic_tmp_tags\. Back up .*"
-                                                  r"DROP TABLE _alembic_tmp_tags.*mlflow db upgrade"):
-        tracking.open_store(uri)
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["half.db", "half.db.lock"]  # left as it was
+def _refusing(uri: str, times: float):
+    """An ``open_uri`` for which MLflow refuses the store ``uri`` ``times`` times (as it refuses a store of an
+    older schema), then opens it; other stores (a new one being created) open at once."""
+    import mlflow
+    from mlflow.exceptions import MlflowException
+
+    refused = [0]
+
+    def open_uri(target: str) -> None:
+        if target == uri and refused[0] < times:
+            refused[0] += 1
+            raise MlflowException("Detected out-of-date database schema (found version a, but expected b)")
+        mlflow.MlflowClient(target).search_experiments(max_results=1)
+
+    return open_uri
+
+
+def _warnings(caplog) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+
+
+def test_a_store_mlflow_refuses_is_repaired_by_mlflow_db_upgrade_and_a_copy_kept(tmp_path, caplog):
+    import mlflow
+
+    db, uri, run_id = _store_with_a_run(tmp_path)
+    tracking_store.prepare_sqlite_store(db, uri, _refusing(uri, times=1))
+    (kept,) = [path for path in tmp_path.iterdir() if ".broken-" in path.name]
+    (line,) = _warnings(caplog)
+    assert line.startswith(f"tracking store {uri} could not be used (MLflow ") and line.endswith(
+        f"repaired by mlflow db upgrade; the store as it was is kept at {kept}")
+    assert mlflow.MlflowClient(uri).get_run(run_id).info.status == "FINISHED"
+
+
+def test_a_store_mlflow_cannot_repair_is_moved_aside_as_it_was_and_replaced(tmp_path, caplog):
+    """What a run killed while an older version created the store left behind: kept, and a new store made."""
+    import mlflow
+
+    db, uri, run_id = _store_with_a_run(tmp_path)
+    tracking_store.prepare_sqlite_store(db, uri, _refusing(uri, times=float("inf")))
+    (kept,) = [path for path in tmp_path.iterdir() if ".broken-" in path.name]
+    (line,) = _warnings(caplog)
+    assert f"moved it aside to {kept} (kept as it was) and created a new one" in line
+    assert mlflow.MlflowClient(f"sqlite:///{kept}").get_run(run_id).info.status == "FINISHED"  # nothing lost
+    assert db.is_file() and not list(tmp_path.glob("old.db.creating-*"))
+
+
+def test_a_command_that_only_reads_refuses_a_store_mlflow_cannot_open_and_leaves_it_alone(tmp_path):
+    db, uri, _ = _store_with_a_run(tmp_path)
+    before = sorted(path.name for path in tmp_path.iterdir())
+    with pytest.raises(TrackingStoreError, match=r"cannot be read: MLflow \S+ cannot open it: Detected out-of-date "
+                                                  r"database schema .*; back it up, then try MLflow's repair: "
+                                                  r"mlflow db upgrade sqlite:///"):
+        tracking_store.prepare_sqlite_store(db, uri, _refusing(uri, times=float("inf")), repair=False)
+    assert sorted(path.name for path in tmp_path.iterdir()) == before
 
 
 #: a user's first run: import what a run imports, then one tracked run on a new store

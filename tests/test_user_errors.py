@@ -508,8 +508,8 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "true/false/yes/no/on/off and refuses anything else; group options and the library API accept only "
               "true/false | `xmlthresh/config/schema.py`, `validation.check_bool` (rows above; tests/test_config_schema.py) |",
               "| stores and caches that break for good | a new sqlite store is migrated under a temporary name and "
-              "renamed into place; a broken store without runs is moved aside with one line, one with runs refused with "
-              "the repair; an unreadable numba cache file is dropped and recompiled, an unwritable cache folder replaced "
+              "renamed into place; a store MLflow refuses is repaired by `mlflow db upgrade` or kept aside as it was "
+              "and replaced, with one line (only MLflow touches its tables); an unreadable numba cache file is dropped and recompiled, an unwritable cache folder replaced "
               "by a temporary one | `tracking/store.py`, `_util/jit.py` (tests/test_tracking_store.py: 10 kill -9 "
               "trials; tests/test_numba_cache.py) |",
               "| entry points outside the contract | the main command, `xmlthresh explain`, `xmlthresh list` and "

@@ -182,10 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def report(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     """The report the parsed command line asks for (see :func:`main`)."""
-    from xmlthresh.tracking.mlflow_runs import default_tracking_uri
+    from xmlthresh.tracking.mlflow_runs import default_tracking_uri, open_store
     from xmlthresh.tracking.store import check_store_exists
 
     check_store_exists(args.uri or default_tracking_uri())
+    open_store(args.uri, repair=False)  # a report reads: it never repairs or replaces a store
     check_page_arguments(args.title, args.ui_url)
     runs = load_runs(args.uri, args.experiment, sweep=args.sweep, latest_sweep=not args.all, metrics=args.metrics)
     if runs.empty:  # an empty report would look like a sweep that ran nothing: say what was selected instead

@@ -202,11 +202,12 @@ def numeric_metrics(result: Mapping[str, Any], exclude: tuple[str, ...] = ()) ->
 _OPENED: set[str] = set()
 
 
-def open_store(uri: str | None) -> str:
+def open_store(uri: str | None, repair: bool = True) -> str:
     """The store ``uri`` (the default one for None), checked (:func:`~xmlthresh.tracking.store.check_store`:
     one line naming the URI and the problem instead of minutes of retries) and opened once per process under
     its file lock, so that a new sqlite store is created and migrated by exactly one of several processes
-    starting at once. Every function here that writes to a store goes through it."""
+    starting at once. Every function here that writes to a store goes through it. ``repair=False`` (a command
+    that only reads) refuses a store MLflow cannot open instead of repairing or replacing it."""
     uri = uri or default_tracking_uri()
     if uri not in _OPENED:
         check_store(uri)  # before importing mlflow (seconds): a store that cannot be used fails at once
@@ -222,7 +223,7 @@ def open_store(uri: str | None) -> str:
             if path is None:
                 open_uri(uri)
             else:
-                prepare_sqlite_store(path, uri, open_uri)
+                prepare_sqlite_store(path, uri, open_uri, repair=repair)
         _OPENED.add(uri)
     return uri
 

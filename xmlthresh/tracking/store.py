@@ -10,9 +10,10 @@ traceback. Here every such case is one :class:`TrackingStoreError` (a ``ValueErr
 it as one line) naming the URI and the problem, within seconds.
 
 A new sqlite store is created under a temporary name and renamed into place (:func:`create_store_atomically`),
-so that a run killed during the seconds MLflow takes to migrate it cannot leave a broken store; a broken
-store that holds no run (what an older version left after such a kill) is moved aside and replaced, with one
-warning line (:func:`prepare_sqlite_store`).
+so that a run killed during the seconds MLflow takes to migrate it cannot leave a broken store; a store MLflow
+cannot open (what an older version left after such a kill, an older schema) is repaired by MLflow's own
+``mlflow db upgrade`` or, failing that, moved aside as it was and replaced, with one warning line
+(:func:`prepare_sqlite_store`). MLflow's tables are only ever read and written by MLflow.
 
 A store shared by many nodes (SLURM arrays, several machines) should be an MLflow tracking server
 (``tracking.uri=http://host:port``, ``mlflow server``): the file lock serialises processes on one file
@@ -29,7 +30,9 @@ import glob
 import logging
 import os
 import random
-import sqlite3
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
@@ -49,7 +52,8 @@ SERVER_TIMEOUT = 5.0
 LOCK_TIMEOUT = 300.0
 #: how long operations refused with "database is locked" are retried
 LOCKED_RETRY_SECONDS = 60.0
-HALF_MIGRATED_PREFIX = "_alembic_tmp_"
+#: seconds ``mlflow db upgrade`` may take to repair a store
+UPGRADE_TIMEOUT = 300.0
 #: a store being created (``<db>.creating-<pid>``) and one moved aside (``<db>.broken-<time>-<pid>``)
 CREATING_INFIX, BROKEN_INFIX = ".creating-", ".broken-"
 
@@ -163,43 +167,6 @@ def check_server(uri: str, timeout: float = SERVER_TIMEOUT) -> None:
                                  ) from None
 
 
-def half_migrated_tables(path: Path) -> list[str]:
-    """The ``_alembic_tmp_*`` tables of a sqlite store: what an interrupted migration leaves behind."""
-    if not path.is_file() or path.stat().st_size == 0:
-        return []
-    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
-    try:
-        rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
-    except sqlite3.DatabaseError as exc:
-        if is_locked_error(exc):
-            raise TrackingStoreError(f"tracking store {SQLITE_PREFIX}{path}: another process holds a lock on it "
-                                     "(database is locked); wait for it to finish, or stop it, and run again") from None
-        raise TrackingStoreError(f"tracking store {SQLITE_PREFIX}{path}: cannot be read as a database ({exc}); "
-                                 "point tracking.uri at an MLflow database or a new file") from None
-    finally:
-        connection.close()
-    return sorted(name for (name,) in rows if name.startswith(HALF_MIGRATED_PREFIX))
-
-
-def store_holds_runs(path: Path) -> bool:
-    """Whether the sqlite store at ``path`` records any run (read only; a store without a ``runs`` table holds
-    none). What decides whether a store that cannot be opened may be moved aside: one without runs loses
-    nothing. An unreadable file counts as holding runs, so that it is never moved aside unasked."""
-    try:
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
-    except sqlite3.Error:
-        return True
-    try:
-        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "runs" not in tables:
-            return False
-        return connection.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None
-    except sqlite3.Error:
-        return True
-    finally:
-        connection.close()
-
-
 def create_store_atomically(path: Path, create: Callable[[str], None]) -> None:
     """A new sqlite store at ``path``, created and migrated by ``create(uri)`` under a temporary name beside it,
     then renamed into place (``os.replace``: atomic on one file system).
@@ -222,51 +189,71 @@ def remove_abandoned_creations(path: Path) -> None:
             leftover.unlink()
 
 
-def move_aside(path: Path, uri: str, reason: str) -> Path:
-    """Rename an unusable store that holds no run to ``<db>.broken-<time>`` (kept, not deleted), saying so in
-    one warning line, so that a new store can take its place."""
-    aside = path.with_name(f"{path.name}{BROKEN_INFIX}{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
-    os.replace(path, aside)
-    log.warning("tracking store %s could not be used (%s) and held no run: moved it aside to %s and created a "
-                "new one", uri, reason, aside)
-    return aside
+def upgrade_with_mlflow(uri: str, timeout: float = UPGRADE_TIMEOUT) -> tuple[bool, str]:
+    """Run MLflow's own ``mlflow db upgrade <uri>`` (its public command for a store of an older schema) in a
+    child process; (whether it succeeded, its last line of output)."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "mlflow", "db", "upgrade", uri], capture_output=True,
+                              text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, str(exc)
+    lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+    return done.returncode == 0, lines[-1] if lines else ""
 
 
-def prepare_sqlite_store(path: Path, uri: str, open_uri: Callable[[str], None]) -> None:
+def heal_store(path: Path, uri: str, open_uri: Callable[[str], None], reason: str) -> None:
+    """A store MLflow cannot open: first MLflow's own repair, ``mlflow db upgrade`` (an older schema, an
+    interrupted upgrade it can finish), on the store after a copy of it is taken; if the store then opens, one
+    warning line names the copy. Otherwise the store as it was is moved aside to ``<db>.broken-<time>-<pid>``
+    (kept, never written: ``mlflow db upgrade`` may rescue it later) and a new store takes its place, also with
+    one warning line. Nothing here reads or writes MLflow's tables: only MLflow does."""
+    stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    kept = path.with_name(f"{path.name}{BROKEN_INFIX}{stamp}")
+    shutil.copy2(path, kept)  # the store exactly as it was, before MLflow's repair touches it
+    upgraded, said = upgrade_with_mlflow(uri)
+    if upgraded:
+        try:
+            open_uri(uri)
+        except Exception as exc:  # noqa: BLE001 - MLflow still refuses it: a new store below
+            said = first_line(exc)
+        else:
+            log.warning("tracking store %s could not be used (%s): repaired by mlflow db upgrade; the store as it "
+                        "was is kept at %s", uri, reason, kept)
+            return
+    path.unlink()  # what the failed repair left; the store as it was is the copy
+    log.warning("tracking store %s could not be used (%s) and mlflow db upgrade did not repair it (%s): moved it "
+                "aside to %s (kept as it was) and created a new one", uri, reason, said, kept)
+    create_store_atomically(path, open_uri)
+
+
+def prepare_sqlite_store(path: Path, uri: str, open_uri: Callable[[str], None], repair: bool = True) -> None:
     """Make the sqlite store ``uri`` (at ``path``) usable by ``open_uri`` (which opens it through MLflow, creating
     and migrating a new one). Call it under :func:`store_lock`.
 
     * no file, or an empty one: created atomically (:func:`create_store_atomically`);
-    * a file that MLflow cannot open, or that an interrupted migration left half-done (``_alembic_tmp_*``
-      tables): moved aside and replaced by a new store when it holds no run (what a run killed during an
-      older version's store creation leaves); otherwise refused with one :class:`TrackingStoreError` naming
-      the problem and the repair (the runs stay where they are).
+    * a file that MLflow cannot open (an older or newer schema, a migration left half-done by an older version
+      killed while it created the store): healed (:func:`heal_store`) when ``repair``; a command that only
+      reads (the report) gets one :class:`TrackingStoreError` naming the problem and MLflow's repair.
     """
     if not path.exists() or path.stat().st_size == 0:
+        if not repair:
+            raise TrackingStoreError(f"tracking store {uri} is empty: it holds no runs to read")
         create_store_atomically(path, open_uri)
         return
-    leftovers = half_migrated_tables(path)
-    if leftovers:
-        reason = f"an interrupted MLflow schema migration left the table(s) {', '.join(leftovers)}"
-    else:
-        try:
-            open_uri(uri)
-            return
-        except TrackingStoreError:
-            raise
-        except Exception as exc:  # what MLflow raises for a store it cannot migrate or read
-            if is_locked_error(exc):
-                raise
-            reason = f"MLflow {mlflow_version()} cannot open it: {first_line(exc)}"
-    if not store_holds_runs(path):
-        move_aside(path, uri, reason)
-        create_store_atomically(path, open_uri)
+    try:
+        open_uri(uri)
         return
-    drops = "; ".join(f"DROP TABLE {name}" for name in leftovers)
-    repair = (f"Back up {path}, then run: sqlite3 {path} '{drops}' && mlflow db upgrade {uri}" if leftovers else
-              f"Back up {path}, then try: mlflow db upgrade {uri}")
-    raise TrackingStoreError(f"tracking store {uri} holds runs but cannot be used: {reason}. {repair} -- or use "
-                             f"a new store (tracking.uri={SQLITE_PREFIX}<new file>)")
+    except TrackingStoreError:
+        raise
+    except Exception as exc:  # what MLflow raises for a store it cannot migrate or read
+        if is_locked_error(exc):
+            raise TrackingStoreError(f"tracking store {uri}: another process holds a lock on it (database is "
+                                     "locked); wait for it to finish, or stop it, and run again") from None
+        reason = f"MLflow {mlflow_version()} cannot open it: {first_line(exc)}"
+    if not repair:
+        raise TrackingStoreError(f"tracking store {uri} cannot be read: {reason}; back it up, then try MLflow's "
+                                 f"repair: mlflow db upgrade {uri}")
+    heal_store(path, uri, open_uri, reason)
 
 
 def mlflow_version() -> str:
