@@ -14,6 +14,8 @@ import scipy.sparse as sp
 import xmlthresh
 from helpers import run_cli
 from xmlthresh.cli.entry import multirun_flag_first
+from xmlthresh.data.multilabel import ScoreData, ScoredSplit
+from xmlthresh.data.score_format import save_scores
 from xmlthresh.validation import InputError
 
 
@@ -204,3 +206,36 @@ def test_a_bad_saved_threshold_is_named_and_date_names_are_kept_as_dates(tmp_pat
     dated.save(path)
     assert [str(name)[:10] for name in xmlthresh.ThresholdResult.load(path).label_names] == [
         "2020-01-01", "2020-01-02", "2020-01-03", "2020-01-04"]  # was "datetime.datetime(2020, 1, 1, 0, 0)"
+
+
+def test_a_relative_score_path_is_read_from_where_the_command_started_even_under_chdir(isolated_home, tmp_path,
+                                                                                        monkeypatch):
+    """Under ``hydra.job.chdir=true`` a relative ``dataset.path`` was looked up in the run directory, and the
+    message named that directory without saying why."""
+    scores, labels = _data()
+    (tmp_path / "files").mkdir()
+    save_scores(tmp_path / "files" / "s.npz",
+                ScoreData("s", {"test": ScoredSplit(scores, sp.csr_matrix(labels))}))
+    monkeypatch.chdir(tmp_path)
+    proc = run_cli(["tracking.enabled=false", "plots=false", "warm_up=false", "dataset=scores",
+                    "dataset.path=files/s.npz", "hydra.job.chdir=true", f"hydra.run.dir={tmp_path}/run"])
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["f_macro"] > 0
+    missing = run_cli(["tracking.enabled=false", "dataset=scores", "dataset.path=files/nosuch.npz",
+                       "hydra.job.chdir=true", f"hydra.run.dir={tmp_path}/run2"])
+    assert f"the directory the command was started from, {tmp_path}" in _one_line(missing)
+
+
+@pytest.mark.fast
+def test_a_fold_whose_training_part_lacks_a_class_names_the_label():
+    """MultiOutputClassifier(LogisticRegression()) refuses a label column of one class; the error came from
+    deep inside scikit-learn and named neither the label nor the fold."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.multioutput import MultiOutputClassifier
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(60, 4)), (rng.random((60, 3)) < 0.4).astype(np.int64)
+    Y[:, 2] = 0
+    Y[5, 2] = 1
+    with pytest.raises(InputError, match=r"fold \d .* label column\(s\) hold a single class there \(label 2\)"):
+        xmlthresh.ThresholdClassifier(MultiOutputClassifier(LogisticRegression()), cv=3, random_state=0).fit(X, Y)

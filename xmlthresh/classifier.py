@@ -41,6 +41,7 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, indexable
 
+from xmlthresh._util.errors import first_line
 from xmlthresh.api import fit_thresholds, make_strategy
 from xmlthresh.metrics import f_macro_score
 from xmlthresh.result import ThresholdResult
@@ -126,7 +127,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             scores = _response(estimator, X, self.response_method, labels.shape)
         else:
             scores = self._out_of_fold_scores(X, Y, labels.shape, fit_params)
-            estimator = clone(self.estimator).fit(X, Y, **fit_params)
+            estimator = _fit_clone(self.estimator, X, Y, fit_params, "all samples")
         native = NATIVE_THRESHOLDS[_response_method(estimator, self.response_method)]
         self.result_: ThresholdResult = fit_thresholds(scores, labels, self.strategy, self.beta,
                                                         native_threshold=native, **dict(self.strategy_params or {}))
@@ -149,8 +150,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             splitter = check_cv(self.cv, classifier=False)  # a splitter or an iterable of (train, test)
         scores = np.full(shape, np.nan)
         covered = np.zeros(shape[0], dtype=np.int64)
-        for train, test in splitter.split(X, Y):
-            model = clone(self.estimator).fit(_safe_indexing(X, train), _safe_indexing(Y, train), **fit_params)
+        for fold, (train, test) in enumerate(splitter.split(X, Y)):
+            model = _fit_clone(self.estimator, _safe_indexing(X, train), _safe_indexing(Y, train), fit_params,
+                               f"the training part of fold {fold} ({len(train)} samples)")
             scores[test] = _response(model, _safe_indexing(X, test), self.response_method, (len(test), shape[1]))
             covered[test] += 1
         if np.any(covered != 1):
@@ -191,6 +193,33 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_label = True
         tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
         return tags
+
+
+def _fit_clone(estimator: Any, X: Any, Y: Any, fit_params: dict, part: str) -> Any:
+    """A fitted clone of ``estimator``; when the fit fails on a part where some label column holds one class
+    only (many classifiers refuse that with a message naming no label), the error names those labels."""
+    try:
+        return clone(estimator).fit(X, Y, **fit_params)
+    except ValueError as exc:
+        constant = _single_class_labels(Y)
+        if not len(constant):
+            raise
+        shown = ", ".join(str(k) for k in constant[:5]) + (", ..." if len(constant) > 5 else "")
+        raise InputError(
+            f"{type(estimator).__name__} could not be fitted on {part}: {len(constant)} label column(s) hold a "
+            f"single class there (label {shown}), and it refused them ({first_line(exc)}); use fewer folds (cv), "
+            "a splitter that keeps positives in every training part, drop those labels, or wrap the model in "
+            "OneVsRestClassifier, which predicts a constant for such labels") from exc
+
+
+def _single_class_labels(Y: Any) -> np.ndarray:
+    """Indices of the label columns of ``Y`` that are all 0 or all 1."""
+    if sp.issparse(Y):
+        positives = np.asarray(sp.csc_matrix(Y).astype(bool).sum(axis=0)).ravel()
+    else:
+        positives = np.count_nonzero(np.asarray(Y), axis=0)
+    n = Y.shape[0]
+    return np.flatnonzero((positives == 0) | (positives == n))
 
 
 def _check_targets(Y: Any, n_samples: int) -> sp.csr_matrix:

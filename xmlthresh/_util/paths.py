@@ -70,6 +70,18 @@ def environment_problem() -> str | None:
     return None
 
 
+def launch_dir() -> Path:
+    """The directory the command was started from, where relative input paths are read: under
+    ``hydra.job.chdir=true`` the working directory is the run directory, so Hydra's record of the original one
+    is used (a library call outside a Hydra job gets the working directory)."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.utils import get_original_cwd
+    except ImportError:  # the library without the framework
+        return Path.cwd()
+    return Path(get_original_cwd()) if HydraConfig.initialized() else Path.cwd()
+
+
 class CacheNotWritableError(OSError):
     """The derived-cache directory (``$XMLTHRESH_CACHE``) cannot be written; the message says where and how to
     point it elsewhere (shown as one line by the CLI)."""
@@ -101,7 +113,7 @@ def project_root() -> Path:
     if env:
         return Path(env).expanduser().resolve()
     checkout = source_checkout()
-    return checkout if checkout is not None else Path.cwd().resolve()
+    return checkout if checkout is not None else launch_dir().resolve()
 
 
 def source_checkout() -> Path | None:

@@ -24,7 +24,7 @@ from xmlthresh.data.download import DataUnavailableError
 from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.score_format import ScoreFileError, load_scores, save_scores
 from xmlthresh.data.scores import check_native_threshold
-from xmlthresh._util.paths import data_dir
+from xmlthresh._util.paths import data_dir, launch_dir
 from xmlthresh.datasets.base import Dataset
 from xmlthresh.datasets.registry import DATASETS
 
@@ -53,16 +53,18 @@ class ScoreFiles(Dataset):
 
 
 def resolve_score_path(path: str | os.PathLike) -> Path:
-    """An existing file or directory: absolute as given; relative under $XMLTHRESH_DATA, then the cwd."""
+    """An existing file or directory: absolute as given; relative under $XMLTHRESH_DATA, then the directory the
+    command was started from (not the run directory that ``hydra.job.chdir=true`` moves into)."""
     candidate = Path(path).expanduser()
     if candidate.is_absolute():
         if not candidate.exists():
             raise DataUnavailableError(f"{candidate} does not exist")
         return candidate
-    for base in (data_dir(), Path.cwd()):
+    started_in = launch_dir()
+    for base in (data_dir(), started_in):
         if (base / candidate).exists():
             return base / candidate
     raise DataUnavailableError(
         f"{candidate} does not exist under the data directory {data_dir()} (XMLTHRESH_DATA) "
-        f"nor under the current directory {Path.cwd()}"
+        f"nor under the directory the command was started from, {started_in}"
     )
