@@ -41,9 +41,12 @@ def test_espgame_baselines(espgame):
 
 @pytest.mark.parametrize("beta, optimum", [(0.25, 0.700583), (0.5, 0.617180), (2.0, 0.626090), (4.0, 0.751677)])
 def test_espgame_other_beta(espgame, beta, optimum):
-    model = STRATEGIES.get("domain")(beta=beta).fit_lists(espgame)
-    assert model.f_macro_ == pytest.approx(optimum, abs=1e-6)
-    assert model.lower_bound_ <= model.upper_bound_
+    """The reference's numbers are the sweep's best state; the default polish may only add to it, within the
+    certified bound."""
+    sweep = STRATEGIES.get("domain")(beta=beta, polish="none").fit_lists(espgame)
+    assert sweep.f_macro_ == pytest.approx(optimum, abs=1e-6)
+    polished = STRATEGIES.get("domain")(beta=beta).fit_lists(espgame)
+    assert sweep.f_macro_ <= polished.f_macro_ <= polished.upper_bound_ == sweep.upper_bound_
 
 
 def test_example_domain_and_no_fixed_point(example):

@@ -54,6 +54,22 @@ def test_baselines_never_exceed_brute_force(instance):
 
 
 @SETTINGS
+@given(small_instances())
+def test_domain_is_never_below_coordinate_and_polishing_keeps_the_certificate(instance):
+    """The sweep's best state polished by coordinate ascent (from it and from T_b) is never below the
+    ``coordinate`` strategy, never below the unpolished sweep, and the upper bound still brackets the truth."""
+    lists, beta = instance
+    truth = brute_force(lists, beta)["f_macro"]
+    polished = STRATEGIES.get("domain")(beta=beta).fit_lists(lists)
+    sweep = STRATEGIES.get("domain")(beta=beta, polish="none").fit_lists(lists)
+    coordinate = STRATEGIES.get("coordinate")(beta=beta).fit_lists(lists)
+    assert polished.f_macro_ >= coordinate.f_macro_ - TOL
+    assert polished.f_macro_ >= sweep.f_macro_ - TOL
+    assert polished.upper_bound_ == sweep.upper_bound_
+    assert polished.lower_bound_ <= truth + TOL <= polished.upper_bound_ + 2 * TOL
+
+
+@SETTINGS
 @given(small_instances(), st.randoms(use_true_random=False))
 def test_label_order_does_not_matter(instance, rnd):
     lists, beta = instance

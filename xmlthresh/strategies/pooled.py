@@ -13,6 +13,7 @@ controlled problem whose defaults were chosen on the development collection of t
   micro precision stays at least micro recall / cap;
 * ``fallback="top"`` -- a label without a fit positive predicts the new documents scored at least as high as
   its best fit document, unless its scores tie there (:mod:`xmlthresh.strategies.pooling`);
+* ``polish="none"`` -- the sweep's state as it is, the rule that was confirmed (``domain`` polishes by default);
 * ``pooling`` -- partial pooling of thresholds towards labels of similar fit frequency, available but off by
   default: on the development collection it lowered test F-macro (docs/pooling.md).
 
@@ -29,6 +30,9 @@ from xmlthresh.strategies.registry import STRATEGIES
 DEFAULT_SMOOTHING = 10.0
 DEFAULT_MAX_PREDICTED_PER_POSITIVE = 20.0
 DEFAULT_FALLBACK = "top"
+#: the confirmed rule is the sweep's state as it is: polishing it was not part of what the development
+#: collection chose nor of what the confirmation collection measured
+DEFAULT_POLISH = "none"
 
 
 @STRATEGIES.register("pooled")
@@ -39,8 +43,8 @@ class PooledStrategy(DomainStrategy):
         self, beta: float = 1.0, refine: str = "none", gap_tol: float = 1e-9, max_nodes: int = 100_000,
         min_precision: float = 0.0, smoothing: float = DEFAULT_SMOOTHING, pooling: float | str = 0.0,
         fallback: str = DEFAULT_FALLBACK, pooling_space: str = "score",
-        max_predicted_per_positive: float | None = DEFAULT_MAX_PREDICTED_PER_POSITIVE,
+        max_predicted_per_positive: float | None = DEFAULT_MAX_PREDICTED_PER_POSITIVE, polish: str = DEFAULT_POLISH,
     ) -> None:
         super().__init__(beta=beta, refine=refine, gap_tol=gap_tol, max_nodes=max_nodes, min_precision=min_precision,
                          smoothing=smoothing, pooling=pooling, fallback=fallback, pooling_space=pooling_space,
-                         max_predicted_per_positive=max_predicted_per_positive)
+                         max_predicted_per_positive=max_predicted_per_positive, polish=polish)
