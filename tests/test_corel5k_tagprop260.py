@@ -1,4 +1,4 @@
-"""The ``corel5k_tagprop260`` folder plugin: the leave-one-out nearest-neighbour vote against a plain loop,
+"""The ``corel5k_tagprop260`` data set: the leave-one-out nearest-neighbour vote against a plain loop,
 the data set read from a TagProp-style .mat file, and its parameter checks."""
 
 from __future__ import annotations
@@ -7,16 +7,9 @@ import numpy as np
 import pytest
 from scipy.io import savemat
 
-from xmlthresh.config import plugins
 from xmlthresh.datasets import DATASETS
+from xmlthresh.datasets import corel5k_tagprop260
 from xmlthresh.validation import InputError
-
-
-def plugin():
-    assert plugins.load_plugins()["corel5k_tagprop260"].loaded
-    import corel5k_tagprop260
-
-    return corel5k_tagprop260
 
 
 def tiny_mat(tmp_path, n_docs=30, n_labels=5, k=8, seed=0):
@@ -31,9 +24,8 @@ def tiny_mat(tmp_path, n_docs=30, n_labels=5, k=8, seed=0):
 
 @pytest.mark.parametrize("decay", [None, 3.0])
 def test_vote_is_the_weighted_sum_over_the_neighbours(tmp_path, decay):
-    module = plugin()
     neighbours, labels = tiny_mat(tmp_path)
-    scores = module.nn_vote_scores(neighbours, labels, 5, decay)
+    scores = corel5k_tagprop260.nn_vote_scores(neighbours, labels, 5, decay)
     expected = np.zeros(labels.shape)
     for i in range(labels.shape[0]):
         for rank in range(5):
@@ -43,7 +35,6 @@ def test_vote_is_the_weighted_sum_over_the_neighbours(tmp_path, decay):
 
 
 def test_the_data_set_scores_every_image_leave_one_out(tmp_path):
-    plugin()
     neighbours, labels = tiny_mat(tmp_path)
     data = DATASETS.build("corel5k_tagprop260", {"path": str(tmp_path), "n_neighbours": 8, "decay": None}).load()
     split = data.splits["test"]
@@ -54,7 +45,6 @@ def test_the_data_set_scores_every_image_leave_one_out(tmp_path):
 
 
 def test_bad_parameters_and_a_missing_file_are_one_line_errors(tmp_path):
-    plugin()
     with pytest.raises(InputError, match="dataset.n_neighbours"):
         DATASETS.build("corel5k_tagprop260", {"n_neighbours": 0})
     with pytest.raises(InputError, match="dataset.decay"):

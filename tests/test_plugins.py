@@ -9,14 +9,34 @@ from xmlthresh.config import plugins
 from xmlthresh.datasets import DATASETS
 
 
-def test_folder_plugin_registers_and_ships_its_config():
+FOLDER_PLUGIN = """
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.datasets.base import Dataset
+from xmlthresh.datasets.registry import DATASETS
+
+
+@DATASETS.register("folder_plugin_lists")
+class FolderPluginLists(Dataset):
+    def _load(self):
+        return RankedLists.from_relevance_lists([[1, 0, 1], [0, 1, 1]], [2, 2], num_docs=3, name=self.name)
+"""
+
+
+def test_folder_plugin_registers_and_ships_its_config(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / "plugins" / "folder_plugin_demo" / "conf" / "dataset").mkdir(parents=True)
+    (home / "plugins" / "folder_plugin_demo" / "__init__.py").write_text(FOLDER_PLUGIN)
+    (home / "plugins" / "folder_plugin_demo" / "conf" / "dataset" / "folder_plugin_lists.yaml").write_text(
+        "loader: folder_plugin_lists\nname: folder_plugin_lists\n")
+    monkeypatch.setenv("XMLTHRESH_HOME", str(home))
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the folder joined to it is dropped afterwards
     status = plugins.load_plugins()
-    assert status["counterexample"].loaded
-    lists = DATASETS.get("counterexample")().load()
-    assert lists.n_labels == 2 and lists.num_docs == 4
+    assert status["folder_plugin_demo"].loaded, status["folder_plugin_demo"].error
+    lists = DATASETS.get("folder_plugin_lists")().load()
+    assert lists.n_labels == 2 and lists.num_docs == 3
     from xmlthresh._util.paths import config_search_dirs
 
-    assert any(d.parts[-2:] == ("counterexample", "conf") for d in config_search_dirs())
+    assert any(d.parts[-2:] == ("folder_plugin_demo", "conf") for d in config_search_dirs())
 
 
 def _fake_distribution(root, module_name: str, body: str):
@@ -59,7 +79,7 @@ def test_list_command_shows_registries_and_plugins():
     assert "strategy:" in proc.stdout and "domain" in proc.stdout and "counterexample" in proc.stdout
     folders = proc.stdout.split("option folders", 1)[1].splitlines()[1:]
     assert folders[0].strip().endswith("xmlthresh/conf")  # the package's own options come first
-    assert any(line.strip().endswith("counterexample/conf") for line in folders)
+    assert any(line.strip().endswith("xmlthresh_peers/conf") for line in folders)  # an installed plugin's
 
 
 def test_list_is_read_from_the_option_folders_and_imports_nothing_heavy():

@@ -157,14 +157,35 @@ ok "xmlthresh -m (2 jobs)" "result.json of domain and independent"
 
 # the project root of an installed package is the current directory: its conf/ and plugins/ are picked up
 begin
-mkdir -p "$WORK/plugins" "$WORK/conf/dataset"
-cp -r "$REPO/plugins/counterexample" "$WORK/plugins/"
-rm -rf "$WORK/plugins/counterexample/__pycache__"
+mkdir -p "$WORK/plugins/my_lists/conf/dataset" "$WORK/conf/dataset"
+cat >"$WORK/plugins/my_lists/__init__.py" <<'PLUGIN'
+"""A folder plugin of the project: three labels over five documents as a data set (dataset=my_lists)."""
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.datasets.base import Dataset
+from xmlthresh.datasets.registry import DATASETS
+
+
+@DATASETS.register("my_lists")
+class MyLists(Dataset):
+    def __init__(self, name: str = "my_lists", include_predict_all: bool = True, first_n_labels: int | None = None):
+        super().__init__(name=name, include_predict_all=include_predict_all, first_n_labels=first_n_labels)
+
+    def _load(self) -> RankedLists:
+        return RankedLists.from_relevance_lists([[1, 0, 1, 0, 0], [0, 1, 1, 0, 1], [1, 1, 0, 0, 0]], [2, 3, 2],
+                                                num_docs=5, include_predict_all=self.include_predict_all,
+                                                name=self.name)
+PLUGIN
+printf 'loader: my_lists\nname: my_lists\ninclude_predict_all: true\nfirst_n_labels: null\n' \
+    >"$WORK/plugins/my_lists/conf/dataset/my_lists.yaml"
 printf 'loader: counterexample\nname: my_counterexample\ninclude_predict_all: true\nfirst_n_labels: null\n' \
     >"$WORK/conf/dataset/my_counterexample.yaml"
 step project_root "$XMLTHRESH" dataset=my_counterexample tracking.enabled=false plots=false hydra.run.dir=runs/project
 expect "project root" "r['n_labels'] == 2 and abs(r['f_macro'] - 0.7895) < 1e-4" "$WORK/runs/project/result.json"
-ok "./conf + ./plugins of the project" "folder plugin counterexample via conf/dataset/my_counterexample.yaml"
+step folder_plugin "$XMLTHRESH" dataset=my_lists tracking.enabled=false plots=false hydra.run.dir=runs/folder_plugin
+expect "folder plugin" "r['n_labels'] == 3 and 0 < r['f_macro'] <= 1" "$WORK/runs/folder_plugin/result.json"
+step explain "$XMLTHRESH" explain dataset=counterexample --start 4,1
+grep -q "0.7895" "$LOG" || fail "xmlthresh explain dataset=counterexample: the optimum 0.7895 is not printed"
+ok "./conf + ./plugins of the project" "option conf/dataset/my_counterexample.yaml, folder plugin plugins/my_lists, explain"
 
 begin
 step list "$XMLTHRESH" list

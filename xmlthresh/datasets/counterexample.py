@@ -1,10 +1,9 @@
-"""Example folder plugin: the two-label counterexample (docs/theory.md#two-label-counterexample) as a data set
+"""The two-label counterexample (docs/theory.md#two-label-counterexample) as a data set
 (``dataset=counterexample``).
 
 Two labels over 4 documents, c1 = 1,0,0,1 and c2 = 1,0,1,0: cuts (4, 1) are a coordinate-wise maximum of
 F-macro (0.7500) while the global optimum is 0.7895 at cuts (1, 3): ``xmlthresh explain dataset=counterexample
---start 4,1`` prints every pair of thresholds (the reference work's Table 1) and coordinate ascent stuck there. A plugin is this: an importable package
-in ``plugins/<name>/`` that registers its classes, plus its YAML under ``plugins/<name>/conf/<group>/``.
+--start 4,1`` prints every pair of thresholds (the reference work's Table 1) and coordinate ascent stuck there.
 """
 
 from xmlthresh.data.ranked_lists import RankedLists

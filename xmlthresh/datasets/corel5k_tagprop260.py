@@ -1,11 +1,11 @@
-"""Folder plugin: Corel5k on the reference label set of 260 labels, ranked by a weighted nearest-neighbour
+"""Corel5k on the reference label set of 260 labels, ranked by a weighted nearest-neighbour
 vote on the published TagProp neighbour lists (``dataset=corel5k_tagprop260``).
 
 The reference work's Corel5k experiments (Tables 3-4, Fig. 3.1) use 260 labels and TagProp's predictions on
 the test images; those predictions are not published. What is published (``$XMLTHRESH_DATA/
 corel5k_tagprop260/tagprop_demo_corel5k.mat``, from the TagProp demo) is, for each of the 4500 training
 images, its 100 nearest training images (``NN``, 100 x 4500, 1-based, the image itself never among them) and
-the training labels (``Y``, 260 x 4500, in the .mat's own image order). So this plugin **stands in** for the
+the training labels (``Y``, 260 x 4500, in the .mat's own image order). So this data set **stands in** for the
 reference lists: it scores every training image by a weighted vote of its neighbours' labels, leave-one-out
 (an image never votes for itself), score_k(i) = sum_{r=1..K} w_r Y[k, NN[r, i]] with rank weights
 w_r = exp(-(r - 1) / decay) (``decay: null``: equal weights), and returns these scores with the true labels
