@@ -66,10 +66,7 @@ check-installed: $(STAMP)
 RUNS    ?= $(abspath $(or $(XMLTHRESH_HOME),.))/runs
 UI_PORT ?= 5000
 ui: $(STAMP)
-	@echo "MLflow UI: http://127.0.0.1:$(UI_PORT)/#/experiments?workflowType=machine_learning (Model training view;"
-	@echo "  add the columns f_macro, lower_bound, upper_bound, gap, fit_seconds, strategy, dataset, beta once)"
-	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false $(BIN)/mlflow server --backend-store-uri sqlite:///$(RUNS)/mlflow.db \
-	  --default-artifact-root file://$(RUNS)/mlartifacts --host 127.0.0.1 --port $(UI_PORT) --workers 1
+	$(BIN)/xmlthresh ui --uri sqlite:///$(RUNS)/mlflow.db --port $(UI_PORT)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -38,6 +38,9 @@ def test_sweep_counts_failures_then_resumes_only_missing_jobs(isolated_home):
     assert sorted(children["status"]) == ["FAILED", "FAILED", "FINISHED", "FINISHED"]
     assert children[children["status"] == "FAILED"]["tags.error"].str.contains("beta must be").all()
     assert parent["status"] == "FAILED" and parent["metrics.n_failed"] == 2 and parent["metrics.n_finished"] == 2
+    # the runs are named by the values the sweep varies (the groups chosen are in the name's base)
+    assert sorted(children["tags.mlflow.runName"]) == sorted(f"{s}-counterexample-oracle beta={b}"
+                                                            for s in ("domain", "independent") for b in (1, -1))
 
     again = sweep(isolated_home, "strategy=domain,independent,coordinate", "dataset=counterexample", "beta=1")
     assert again.returncode == 0, again.stderr

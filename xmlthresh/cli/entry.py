@@ -33,7 +33,8 @@ def main() -> None:
     ``xmlthresh list`` lists every option of every group and the plugins (read from the option folders:
     nothing heavy is imported); ``xmlthresh list --check`` also imports the plugins and every registered class;
     ``xmlthresh explain <overrides>`` spells out a small threshold problem (:mod:`xmlthresh.cli.explain`);
-    ``xmlthresh sync [--wait]`` sends the run records not yet in MLflow (:mod:`xmlthresh.tracking.sync`).
+    ``xmlthresh sync [--wait]`` sends the run records not yet in MLflow (:mod:`xmlthresh.tracking.sync`);
+    ``xmlthresh ui`` serves MLflow's UI on the project's store (:mod:`xmlthresh.tracking.ui`).
     """
     if sys.argv[1:] in (["--help"], ["-h"]):
         print(help_text())
@@ -42,6 +43,13 @@ def main() -> None:
         from xmlthresh.cli.explain import main as explain
 
         code = explain(sys.argv[2:])
+        if code:
+            sys.exit(code)
+        return
+    if sys.argv[1:2] == ["ui"]:
+        from xmlthresh.tracking.ui import command as ui
+
+        code = ui(sys.argv[2:])
         if code:
             sys.exit(code)
         return
@@ -232,6 +240,7 @@ def help_text() -> str:
         lines += [f"  {command}", f"      {what}"]
     lines += ["", "xmlthresh list: the options and the plugins; xmlthresh explain dataset=...: a small threshold "
               "problem spelled out; xmlthresh sync [--wait]: send the runs not yet in MLflow (a single run's go in "
-              "the background); xmlthresh --hydra-help: Hydra's own flags.",
+              "the background); xmlthresh ui [--port N]: MLflow's UI on the project's runs; xmlthresh --hydra-help: Hydra's "
+              "own flags.",
               'Shell completion (bash; zsh after bashcompinit): eval "$(xmlthresh -sc install=bash)"']
     return "\n".join(lines)

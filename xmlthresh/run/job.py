@@ -61,7 +61,7 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
         enabled=enabled,
         uri=tracking.get("uri"),
         experiment=experiment,
-        run_name=_run_name(cfg, task),
+        run_name=_run_name(cfg, task, context),
         parent_run_id=parent,
         # the job's overrides name it from the start: a run killed before its params were written says which
         tags={CONFIG_HASH_TAG: digest, "task": task,
@@ -165,13 +165,30 @@ def _files_in(directory: Path) -> set[Path]:
     return {path for path in directory.rglob("*") if path.is_file()} if directory.is_dir() else set()
 
 
-def _run_name(cfg: Mapping[str, Any], task: str) -> str:
+#: option groups whose choice the base of a run name already shows
+NAMED_GROUPS = ("strategy", "dataset", "protocol", "estimator", "cde_dataset")
+
+
+def _run_name(cfg: Mapping[str, Any], task: str, context: Mapping[str, Any] | None = None) -> str:
+    """``<strategy>-<dataset>-<protocol>`` (``<estimator>-<cde_dataset>`` for CDE), followed in a sweep by the
+    values of the keys it varies (``domain-espgame-oracle beta=2``), so that a sweep's runs are told apart in
+    MLflow's list."""
     if task == "cde":
-        return f"{cfg['estimator']['name']}-{cfg['cde_dataset']['name']}"
-    dataset = cfg["dataset"].get("name") or cfg["dataset"]["loader"]
-    protocol = cfg.get("protocol") or "oracle"
-    protocol = protocol.get("name", "?") if isinstance(protocol, Mapping) else protocol
-    return f"{cfg['strategy']['name']}-{dataset}-{protocol}"
+        base = f"{cfg['estimator']['name']}-{cfg['cde_dataset']['name']}"
+    else:
+        dataset = cfg["dataset"].get("name") or cfg["dataset"]["loader"]
+        protocol = cfg.get("protocol") or "oracle"
+        protocol = protocol.get("name", "?") if isinstance(protocol, Mapping) else protocol
+        base = f"{cfg['strategy']['name']}-{dataset}-{protocol}"
+    context = context or {}
+    if not context.get("multirun"):
+        return base
+    from xmlthresh.run.sweep import swept_keys
+
+    varied = set(swept_keys(context.get("sweep_dir"))) - set(NAMED_GROUPS)
+    shown = [override.lstrip("+~") for override in context.get("override_list", [])
+             if override.lstrip("+~").split("=", 1)[0] in varied]
+    return " ".join([base, *shown])[:250]
 
 
 def _parallelism(context: Mapping[str, Any]) -> dict[str, Any]:
@@ -205,7 +222,7 @@ def _resumed(done: Any, run_dir: Path, context: Mapping[str, Any], uri: str | No
     sweep_dir = context["sweep_dir"]
     tracking = cfg.get("tracking", {}) or {}
     tags = {OVERRIDES_TAG: context["overrides"][:5000]} if context.get("overrides") else {}
-    with tracked_run(True, uri, str(tracking.get("experiment", "xmlthresh")), run_name=_run_name(cfg, task),
+    with tracked_run(True, uri, str(tracking.get("experiment", "xmlthresh")), run_name=_run_name(cfg, task, context),
                      parent_run_id=parent_run_id(sweep_dir), tags=tags, sweep=read_sweep_store(str(sweep_dir)),
                      run_dir=run_dir, sync="deferred") as tracker:
         tracker.record["reused_run_id"] = done.run_id

@@ -37,6 +37,8 @@ PARENT_FILE = "mlflow_parent_run_id"
 RESUMED_DIR = "resumed"
 #: the finished runs a sweep's jobs may resume, by config hash (written by the launcher)
 RESUME_FILE = "resume.json"
+#: the keys the sweep varies (more than one value), written by the launcher: the jobs name their runs by them
+SWEPT_FILE = "swept_keys.json"
 
 #: failures of the last sweep finished in this process (read by the CLI to set the exit code)
 last_sweep_failures = 0
@@ -84,6 +86,7 @@ class MlflowSweepCallback(Callback):
         mark_launcher()  # the workers a launcher starts end when this process is gone (parent_watch)
         clear_job_outcomes(config.hydra.sweep.dir)  # a re-launch into the same folder counts its own jobs only
         _progress = SweepProgress(Path(config.hydra.sweep.dir), count_jobs(config))
+        write_swept_keys(Path(config.hydra.sweep.dir), sweep_values(config))
         tracking = config.get("tracking", {})
         if not tracking.get("enabled", True):
             return
@@ -308,6 +311,25 @@ def sweep_values(config: DictConfig) -> dict[str, int] | None:
         return None
 
 
+def write_swept_keys(sweep_dir: Path, values: dict[str, int] | None) -> None:
+    """Record which keys the sweep varies (:data:`SWEPT_FILE`); nothing when the sweeper is not the basic one."""
+    if values is None:
+        return
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(sweep_dir / SWEPT_FILE, json.dumps(sorted(k for k, n in values.items() if n > 1)) + "\n")
+
+
+def swept_keys(sweep_dir: str | Path | None) -> list[str]:
+    """The keys a sweep varies (:func:`write_swept_keys`); empty when unknown."""
+    if sweep_dir is None:
+        return []
+    try:
+        keys = json.loads((Path(sweep_dir) / SWEPT_FILE).read_text())
+    except (OSError, ValueError):
+        return []
+    return [str(k) for k in keys] if isinstance(keys, list) else []
+
+
 def count_jobs(config: DictConfig) -> int | None:
     """How many jobs the basic sweeper will launch for ``config`` (:func:`sweep_values`); None when unknown."""
     values = sweep_values(config)
@@ -438,4 +460,5 @@ def job_context() -> dict[str, Any]:
         "sweep_dir": str(hydra_cfg.sweep.dir) if multirun else None,
         "launcher": OmegaConf.select(hydra_cfg, "launcher._target_", default="?"),
         "overrides": " ".join(hydra_cfg.overrides.task),
+        "override_list": list(hydra_cfg.overrides.task),
     }

@@ -249,6 +249,11 @@ def experiment_id_for(uri: str | None, name: str) -> str:
     return _EXPERIMENTS[key]
 
 
+#: MLflow's UI opens an experiment of this kind in its model-training view (runs, metrics), not the GenAI one
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_TAGS = {EXPERIMENT_KIND_TAG: "custom_model_development"}
+
+
 def ensure_experiment(uri: str, name: str) -> str:
     """Create the store and the experiment if needed; returns its id.
 
@@ -263,7 +268,8 @@ def ensure_experiment(uri: str, name: str) -> str:
         if experiment is not None:
             return experiment.experiment_id
         try:
-            return client.create_experiment(name, artifact_location=artifact_root_for(uri or default_tracking_uri()))
+            return client.create_experiment(name, artifact_location=artifact_root_for(uri or default_tracking_uri()),
+                                            tags=dict(EXPERIMENT_TAGS))
         except MlflowException as exc:
             # a tracking server has no file lock: another process created it between the look-up and here
             if exc.error_code != "RESOURCE_ALREADY_EXISTS":
