@@ -64,7 +64,7 @@ def test_predict_matches_dataframe_columns_by_name_and_load_refuses_repeated_nam
     payload = json.loads(path.read_text())
     payload["label_names"] = ["a", "a", "c", "d"]
     path.write_text(json.dumps(payload))
-    with pytest.raises(InputError, match=r"label_names repeats 'a'; every label needs a name of its own"):
+    with pytest.raises(InputError, match=r"label_names repeats 'a' .*; give every label a name of its own"):
         xmlthresh.ThresholdResult.load(path)
 
 
@@ -175,18 +175,22 @@ def test_no_relevant_document_and_a_missing_score_path_say_what_is_wrong():
         DATASETS.build("scores", {"path": "???"})
 
 
-def test_pooling_on_ranked_lists_is_said_once_and_recorded(caplog):
-    """``strategy.pooling=50`` on ranked lists gave the thresholds of ``pooling=0`` without a word."""
+def test_pooling_on_ranked_lists_is_said_once_and_recorded():
+    """``strategy.pooling=50`` on ranked lists gave the thresholds of ``pooling=0`` without a word; it is an
+    :class:`~xmlthresh.IgnoredSettingWarning` now, once per setting and process."""
+    import warnings
+
     from xmlthresh.datasets import DATASETS
     from xmlthresh.strategies import STRATEGIES
 
     lists = DATASETS.build("synthetic", {"n_labels": 6, "num_docs": 80}).load()
-    strategy = STRATEGIES.build("domain", {"pooling": 50})
-    strategy.fit_lists(lists)
-    strategy.fit_lists(lists)
-    assert strategy.info_["not_applied_on_ranked_lists"] == "pooling=50"
-    said = [r for r in caplog.records if "acts on scores only" in r.getMessage()]
-    assert len(said) <= 1  # once per process (an earlier test may have said it already)
+    strategy = STRATEGIES.build("domain", {"pooling": 57})  # a value no other test uses: said in this test
+    with pytest.warns(xmlthresh.IgnoredSettingWarning, match="pooling=57 acts on scores only"):
+        strategy.fit_lists(lists)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", xmlthresh.IgnoredSettingWarning)
+        strategy.fit_lists(lists)  # said once
+    assert strategy.info_["not_applied_on_ranked_lists"] == "pooling=57"
     plain = STRATEGIES.build("domain", {}).fit_lists(lists)
     assert "not_applied_on_ranked_lists" not in plain.info_ and (plain.cuts_ == strategy.cuts_).all()
 
@@ -239,3 +243,12 @@ def test_a_fold_whose_training_part_lacks_a_class_names_the_label():
     Y[5, 2] = 1
     with pytest.raises(InputError, match=r"fold \d .* label column\(s\) hold a single class there \(label 2\)"):
         xmlthresh.ThresholdClassifier(MultiOutputClassifier(LogisticRegression()), cv=3, random_state=0).fit(X, Y)
+
+
+def test_the_default_ranker_is_not_reported_as_ignored_on_ranked_data(isolated_home, tmp_path):
+    """Every run on ranked lists or a score file warned "ranker=br_logreg is not used ... drop ranker=" though
+    no ranker was given (it is the config's default)."""
+    proc = run_cli([f"hydra.run.dir={tmp_path}/run", "tracking.enabled=false", "warm_up=false", "plots=false"])
+    assert proc.returncode == 0, proc.stderr
+    assert "is not used" not in proc.stderr + proc.stdout
+    assert "ranker_ignored" not in json.loads((tmp_path / "run" / "result.json").read_text())

@@ -416,11 +416,13 @@ def test_unwritable_cache_directory_only_costs_the_cache(tmp_path, monkeypatch, 
     assert "could not write the cache" in caplog.text
 
 
-def test_unranked_warning_also_on_cache_hits(tmp_path, cache_home, caplog):
+def test_unranked_warning_also_on_cache_hits(tmp_path, cache_home):
+    from xmlthresh import DataWarning
+
     path = tmp_path / "lists.txt"
     path.write_bytes(b"5 1 1 0\n6 2 0 1\n")
-    cached_ranked_lists(path)
-    assert "1 complete list(s) hold fewer relevant documents than their size (first: line 2, 1 of 2)" in caplog.text
-    caplog.clear()
-    cached_ranked_lists(path)
-    assert "(first: label 6, 1 of 2)" in caplog.text
+    with pytest.warns(DataWarning, match=r"1 complete list\(s\) hold fewer relevant documents than their size "
+                                         r"\(first: line 2, 1 of 2\)"):
+        cached_ranked_lists(path)
+    with pytest.warns(DataWarning, match=r"\(first: label 6, 1 of 2\)"):
+        cached_ranked_lists(path)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -259,45 +258,3 @@ def test_batched_logging_loses_nothing_of_a_recorded_run(tmp_path, isolated_home
     tracking.finish_sweep_parent(uri, parent, counts, failed=True)
     _assert_nothing_lost(_logged(uri, parent), RECORDED["parent"])
 
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def test_the_ui_command_serves_the_projects_runs_as_model_training(tmp_path, isolated_home):
-    """``xmlthresh ui`` starts MLflow's UI on the project's store (loopback): its REST API lists the run, and
-    the experiment is of the model-training kind; a missing store or a taken port is one line, exit code 1."""
-    import time
-    import urllib.request
-
-    uri = tracking.default_tracking_uri()
-    with tracked_run(True, uri, "xmlthresh", run_name="domain-example-oracle", run_dir=tmp_path) as tracker:
-        tracker.log_metrics({"f_macro": 0.5})
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "xmlthresh", "ui", "--port", str(port)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        deadline, answer = time.monotonic() + 90, None
-        while answer is None and time.monotonic() < deadline and server.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/2.0/mlflow/experiments/search?"
-                                            "max_results=10", timeout=5) as response:
-                    answer = json.loads(response.read())
-            except OSError:
-                time.sleep(1)
-        assert answer is not None, server.stderr.read() if server.poll() is not None else "no answer in 90 s"
-        kinds = {e["name"]: {t["key"]: t["value"] for t in e.get("tags", [])} for e in answer["experiments"]}
-        assert kinds["xmlthresh"]["mlflow.experimentKind"] == "custom_model_development"
-        taken = subprocess.run([sys.executable, "-m", "xmlthresh", "ui", "--port", str(port)],  # the UI holds it
-                               capture_output=True, text=True, timeout=120)
-        assert taken.returncode == 1 and f"port {port} is in use" in taken.stderr
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
-    missing = subprocess.run([sys.executable, "-m", "xmlthresh", "ui", "--uri", f"sqlite:///{tmp_path}/nosuch.db"],
-                             capture_output=True, text=True, timeout=120)
-    assert missing.returncode == 1 and missing.stderr.strip().count("\n") == 0 and "does not exist" in missing.stderr

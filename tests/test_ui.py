@@ -1,4 +1,4 @@
-"""``make ui``: the MLflow UI starts on loopback against the project's store, serves a job's runs through its
+"""``xmlthresh ui`` (and ``make ui``): the MLflow UI starts on loopback against the project's store, serves a job's runs through its
 REST API with the artifact root xmlthresh.tracking.mlflow_runs uses, and stops."""
 
 from __future__ import annotations
@@ -44,17 +44,32 @@ def api(base: str, endpoint: str, payload: dict | None = None) -> dict:
         return json.load(response)
 
 
-def test_make_ui_runs_one_loopback_worker_without_the_job_runner(isolated_home):
-    proc = subprocess.run(make_ui("UI_PORT=5123", dry_run=True), capture_output=True, text=True, check=True)
-    hints, server = proc.stdout.split("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", 1)
-    assert "http://127.0.0.1:5123/#/experiments?workflowType=machine_learning" in hints  # the Model training view
-    command = shlex.split("MLFLOW_SERVER_ENABLE_JOB_EXECUTION" + server.replace("\\\n", " "))
-    assert command[0] == "MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false"
-    assert command[1:3] == [str(VENV / "bin" / "mlflow"), "server"]
-    flags = dict(zip(command[3::2], command[4::2]))
+def test_the_ui_command_runs_one_loopback_worker_without_the_job_runner(isolated_home):
+    """``xmlthresh ui --dry-run`` checks the store and prints MLflow's server command: the project's store, its
+    artifact root, loopback, one worker; ``make ui`` is that command."""
+    cfg = {"strategy": {"name": "domain"}, "dataset": {"loader": "synthetic", "n_labels": 5, "num_docs": 40},
+           "warm_up": False, "plots": False, "tracking": {"enabled": True, "experiment": "xmlthresh"}}
+    run_job(cfg, isolated_home / "run")
+    proc = subprocess.run([sys.executable, "-m", "xmlthresh", "ui", "--port", "5123", "--dry-run"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "http://127.0.0.1:5123/#/experiments?workflowType=machine_learning" in proc.stdout  # Model training
+    assert "add once under Columns the metrics f_macro, lower_bound, upper_bound" in proc.stdout
+    command = shlex.split(proc.stdout.strip().splitlines()[-1])
+    assert command[1:4] == ["-m", "mlflow", "server"]
+    flags = dict(zip(command[4::2], command[5::2]))
     assert flags == {"--backend-store-uri": default_tracking_uri(),
                      "--default-artifact-root": artifact_root_for(default_tracking_uri()),
                      "--host": "127.0.0.1", "--port": "5123", "--workers": "1"}
+    made = subprocess.run(make_ui("UI_PORT=5123", dry_run=True), capture_output=True, text=True, check=True)
+    assert shlex.split(made.stdout.strip())[1:] == ["ui", "--uri", default_tracking_uri(), "--port", "5123"]
+
+
+def test_the_ui_command_refuses_a_missing_store_in_one_line(tmp_path, isolated_home):
+    proc = subprocess.run([sys.executable, "-m", "xmlthresh", "ui", "--uri", f"sqlite:///{tmp_path}/nosuch.db"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and proc.stderr.strip().count("\n") == 0 and "does not exist" in proc.stderr
+    assert not (tmp_path / "nosuch.db").exists()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="make and process groups")
@@ -85,6 +100,13 @@ def test_make_ui_serves_the_project_runs_over_rest(isolated_home):
         created = api(base, "experiments/create", {"name": "from-the-ui"})["experiment_id"]
         location = api(base, f"experiments/get?experiment_id={created}")["experiment"]["artifact_location"]
         assert location == f"{artifact_root_for(default_tracking_uri())}/{created}"
+        # the project's experiment opens in the model-training view
+        tags = {t["key"]: t["value"] for t in api(base, f"experiments/get?experiment_id={experiment_id}")[
+            "experiment"].get("tags", [])}
+        assert tags["mlflow.experimentKind"] == "custom_model_development"
+        taken = subprocess.run([sys.executable, "-m", "xmlthresh", "ui", "--port", str(port)],  # the UI holds it
+                               capture_output=True, text=True, timeout=120)
+        assert taken.returncode == 1 and f"port {port} is in use" in taken.stderr
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)

@@ -45,6 +45,10 @@ _LAZY = {
     "f_macro_scorer": "xmlthresh.classifier",
     "f_macro_score": "xmlthresh.metrics",
     "InputError": "xmlthresh.validation",
+    "XmlthreshWarning": "xmlthresh._util.notices",
+    "PredictAllWarning": "xmlthresh._util.notices",
+    "IgnoredSettingWarning": "xmlthresh._util.notices",
+    "DataWarning": "xmlthresh._util.notices",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -26,7 +26,7 @@ from xmlthresh.data.scores import ScoredSplit, check_native_threshold
 from xmlthresh.config import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
 from xmlthresh.result import ThresholdResult
 from xmlthresh.strategies import STRATEGIES, BaseStrategy
-from xmlthresh.validation import InputError, check_bool, check_labels, check_scores
+from xmlthresh.validation import InputError, check_bool, check_label_names, check_labels, check_scores
 
 
 def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: float = 1.0, *,
@@ -125,18 +125,7 @@ def make_strategy(name: str, beta: float, params: dict[str, Any]) -> BaseStrateg
 def _label_names(label_names: Sequence[Any] | None, n_labels: int) -> np.ndarray:
     if label_names is None:
         return np.arange(n_labels)
-    names = np.asarray(label_names)
-    if names.shape != (n_labels,):
-        raise InputError(f"label_names must hold one name per label ({n_labels}), got shape {names.shape}")
-    if names.dtype.kind == "M":  # dates: their ISO text (a saved file held "datetime.datetime(2020, 1, 1, 0, 0)")
-        names = np.datetime_as_string(names)
-    elif names.dtype.kind not in "iuU":  # objects, floats, bools, bytes: as text, which a file keeps as it is
-        names = names.astype(str)
-    values, counts = np.unique(names, return_counts=True)
-    if (counts > 1).any():  # thresholds.csv and predictions name labels: two with one name cannot be told apart
-        raise InputError(f"label_names repeats {values[counts > 1].tolist()[0]!r} ({int(counts.max())} times at "
-                         f"most, {int((counts > 1).sum())} name(s) repeated); give every label a name of its own")
-    return names
+    return check_label_names(label_names, n_labels)
 
 
 def align_frames(scores: Any, labels: Any) -> tuple[Any, Any, list[Any] | None]:
@@ -149,13 +138,18 @@ def align_frames(scores: Any, labels: Any) -> tuple[Any, Any, list[Any] | None]:
         return scores, labels, None  # no DataFrame: pandas is not even imported
     import pandas as pd
 
+    for frame, what in ((scores, "scores"), (labels, "labels")):
+        if isinstance(frame, pd.DataFrame) and isinstance(frame.columns, pd.MultiIndex):
+            raise InputError(f"the {what}' DataFrame has MultiIndex columns ({frame.columns.nlevels} levels); the "
+                             "labels need one name each: flatten them first, e.g. frame.columns = "
+                             "['/'.join(map(str, c)) for c in frame.columns]")
     if not isinstance(scores, pd.DataFrame):
         if isinstance(labels, pd.DataFrame):
             return scores, labels.to_numpy(), list(labels.columns)
         return scores, labels, None
     names = list(scores.columns)
     if len(set(names)) != len(names):
-        repeated = next(name for name in names if names.count(name) > 1)
+        repeated = scores.columns[scores.columns.duplicated()][0]
         raise InputError(f"the scores' DataFrame repeats the column {repeated!r}; every label needs a column of its own")
     if isinstance(labels, pd.DataFrame):
         if set(labels.columns) != set(names) or len(labels.columns) != len(names):

@@ -42,7 +42,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, indexable
 
 from xmlthresh._util.errors import first_line
-from xmlthresh.api import fit_thresholds, make_strategy
+from xmlthresh.api import align_frames, fit_thresholds, make_strategy
 from xmlthresh.metrics import f_macro_score
 from xmlthresh.result import ThresholdResult
 from xmlthresh.validation import InputError, check_labels
@@ -106,14 +106,20 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.response_method = response_method
         self.random_state = random_state
 
-    def fit(self, X: Any, y: Any, **fit_params: Any) -> "ThresholdClassifier":
+    def fit(self, X: Any, y: Any, *, groups: Any = None, **fit_params: Any) -> "ThresholdClassifier":
         """Out-of-fold scores, thresholds on them, the estimator refitted on all data (module docstring).
 
-        ``y``: the multi-label indicator matrix (samples x labels, 0/1, dense or sparse); ``fit_params`` go to
-        the estimator's ``fit``."""
+        ``y``: the multi-label indicator matrix (samples x labels, 0/1, dense or sparse; a DataFrame's column
+        names become the label names); ``groups``: the samples' groups, for a ``cv`` splitter that needs them
+        (``GroupKFold``); ``fit_params`` go to the estimator's ``fit``."""
         if self.response_method not in RESPONSE_METHODS:
             raise ValueError(f"response_method must be one of {RESPONSE_METHODS}, got {self.response_method!r}")
-        make_strategy(self.strategy, self.beta, dict(self.strategy_params or {}))  # fail before any fitting
+        params = dict(self.strategy_params or {})
+        taken = sorted(set(params) & set(ARGUMENTS_SET_HERE))
+        if taken:
+            raise InputError(f"strategy_params must not hold {', '.join(map(repr, taken))}: "
+                             f"{'; '.join(ARGUMENTS_SET_HERE[key] for key in taken)}")
+        make_strategy(self.strategy, self.beta, params)  # fail before any fitting
         if y is None:
             raise ValueError("ThresholdClassifier requires y to be passed, but the target y is None")
         X, Y = indexable(X, y)
@@ -126,11 +132,12 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             estimator = self.estimator
             scores = _response(estimator, X, self.response_method, labels.shape)
         else:
-            scores = self._out_of_fold_scores(X, Y, labels.shape, fit_params)
+            scores = self._out_of_fold_scores(X, Y, labels.shape, fit_params, groups)
             estimator = _fit_clone(self.estimator, X, Y, fit_params, "all samples")
         native = NATIVE_THRESHOLDS[_response_method(estimator, self.response_method)]
-        self.result_: ThresholdResult = fit_thresholds(scores, labels, self.strategy, self.beta,
-                                                        native_threshold=native, **dict(self.strategy_params or {}))
+        _, _, names = align_frames(scores, Y)  # a DataFrame y names the labels
+        self.result_: ThresholdResult = fit_thresholds(scores, labels, self.strategy, self.beta, label_names=names,
+                                                        native_threshold=native, **params)
         self.estimator_ = estimator
         self.thresholds_ = self.result_.thresholds
         self.classes_ = np.arange(labels.shape[1])
@@ -141,7 +148,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 setattr(self, attribute, getattr(estimator, attribute))
         return self
 
-    def _out_of_fold_scores(self, X, Y, shape: tuple[int, int], fit_params: dict) -> np.ndarray:
+    def _out_of_fold_scores(self, X, Y, shape: tuple[int, int], fit_params: dict, groups: Any) -> np.ndarray:
         if isinstance(self.cv, Integral) and not isinstance(self.cv, bool):
             if self.cv < 2:
                 raise ValueError(f"cv must be at least 2 folds (or 'prefit'), got {self.cv}")
@@ -150,7 +157,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             splitter = check_cv(self.cv, classifier=False)  # a splitter or an iterable of (train, test)
         scores = np.full(shape, np.nan)
         covered = np.zeros(shape[0], dtype=np.int64)
-        for fold, (train, test) in enumerate(splitter.split(X, Y)):
+        for fold, (train, test) in enumerate(splitter.split(X, Y, groups)):
             model = _fit_clone(self.estimator, _safe_indexing(X, train), _safe_indexing(Y, train), fit_params,
                                f"the training part of fold {fold} ({len(train)} samples)")
             scores[test] = _response(model, _safe_indexing(X, test), self.response_method, (len(test), shape[1]))
@@ -195,6 +202,18 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return tags
 
 
+#: fit_thresholds' arguments that ThresholdClassifier sets itself, with where they come from
+ARGUMENTS_SET_HERE = {
+    "beta": "give it as ThresholdClassifier(beta=...)",
+    "strategy": "give it as ThresholdClassifier(strategy=...)",
+    "native_threshold": "it is the estimator's own decision threshold (0 for decision_function, 0.5 for "
+                        "predict_proba)",
+    "label_names": "they come from the columns of a DataFrame y",
+    "scores": "the scores are the estimator's out-of-fold responses",
+    "labels": "the labels are y",
+}
+
+
 def _fit_clone(estimator: Any, X: Any, Y: Any, fit_params: dict, part: str) -> Any:
     """A fitted clone of ``estimator``; when the fit fails on a part where some label column holds one class
     only (many classifiers refuse that with a message naming no label), the error names those labels."""
@@ -203,6 +222,13 @@ def _fit_clone(estimator: Any, X: Any, Y: Any, fit_params: dict, part: str) -> A
     except ValueError as exc:
         constant = _single_class_labels(Y)
         if not len(constant):
+            tags = get_tags(estimator)
+            if not (tags.target_tags.multi_output or (tags.classifier_tags and tags.classifier_tags.multi_label)):
+                name = type(estimator).__name__
+                raise InputError(
+                    f"{name} could not be fitted on {part} ({first_line(exc)}): by scikit-learn's tags it takes one "
+                    f"target column, and ThresholdClassifier gives it the label matrix; wrap it, e.g. "
+                    f"OneVsRestClassifier({name}()) or MultiOutputClassifier({name}())") from exc
             raise
         shown = ", ".join(str(k) for k in constant[:5]) + (", ..." if len(constant) > 5 else "")
         raise InputError(

@@ -43,7 +43,7 @@ import scipy.sparse as sp
 from xmlthresh import __version__
 from xmlthresh._util.files import jsonable
 from xmlthresh.thresholds import apply_thresholds
-from xmlthresh.validation import InputError, check_scores
+from xmlthresh.validation import InputError, check_label_names, check_scores
 
 FORMAT = "xmlthresh.thresholds"
 #: fields every thresholds file must hold
@@ -201,14 +201,12 @@ class ThresholdResult:
             raise InputError(f"{where}: written by xmlthresh {written}, this is xmlthresh {ours}: the major "
                              "versions differ, so the format may have changed; load it with a matching "
                              "version, or fit the thresholds again")
+        _check_field_types(payload, where)
         n_labels = payload["n_labels"]
-        label_names = np.asarray(payload["label_names"])
-        if not isinstance(n_labels, int) or label_names.shape != (n_labels,):
-            raise InputError(f"{where}: n_labels = {n_labels!r} but {label_names.size} label names")
-        values, counts = np.unique(label_names.astype(str), return_counts=True)
-        if (counts > 1).any():  # a fit refuses repeated names; a file edited by hand must not bring them back
-            raise InputError(f"{where}: label_names repeats {values[counts > 1].tolist()[0]!r}; every label needs a name of "
-                             "its own")
+        try:  # the rule a fit applies: a file edited by hand must not bring back what a fit refuses
+            label_names = check_label_names(payload["label_names"], n_labels, what="label_names")
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from None
         thresholds = payload["thresholds"]
         rule = payload["rule"]
         if (thresholds is None) == (rule is None):
@@ -239,6 +237,41 @@ class ThresholdResult:
             interval_level=_decode_level(payload.get("interval_level"), where),
             _report=_decode(payload["report"]),
         )
+
+
+#: the JSON type every field of a thresholds file must have (a file edited by hand with "false" in quotes was
+#: read by truthiness: "include_predict_all": "false" loaded as True)
+FIELD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "version": ((str,), "text"),
+    "strategy": ((str,), "text"),
+    "kind": ((str,), "text"),
+    "params": ((dict,), "an object"),
+    "beta": ((int, float), "a positive finite number"),
+    "include_predict_all": ((bool,), "true or false"),
+    "n_labels": ((int,), "an integer >= 0"),
+    "label_names": ((list,), "a list of names"),
+    "f_macro": ((int, float, str), "a number"),
+    "lower_bound": ((int, float, str, type(None)), "a number or null"),
+    "upper_bound": ((int, float, str, type(None)), "a number or null"),
+    "thresholds": ((list, type(None)), "a list or null"),
+    "rule": ((dict, type(None)), "an object or null"),
+    "report": ((dict,), "an object"),
+}
+
+
+def _check_field_types(payload: dict[str, Any], where: str) -> None:
+    """Every field of the file has its JSON type (:data:`FIELD_TYPES`); bool is not taken for a number."""
+    for name, (types, described) in FIELD_TYPES.items():
+        value = payload[name]
+        wrong = not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
+        if isinstance(value, str) and str in types and name in ("f_macro", "lower_bound", "upper_bound"):
+            wrong = value not in _NON_FINITE  # numbers are written as numbers, non-finite ones as "inf"/"nan"
+        if name == "n_labels" and not wrong:
+            wrong = value < 0
+        if name == "beta" and not wrong:
+            wrong = not (0 < value < math.inf)
+        if wrong:
+            raise InputError(f"{where}: field {name!r} must be {described}, got {value!r}")
 
 
 # ---------------------------------------------------------------------- JSON encoding

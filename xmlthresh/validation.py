@@ -231,7 +231,7 @@ def check_scores(scores: Any, *, n_labels: int | None = None, what: str = "score
                              f"matrix, got dtype {matrix.dtype}")
         if matrix.ndim != 2:
             raise InputError(f"{what} must be 2-D (documents x labels), got {matrix.ndim}-D with shape "
-                             f"{matrix.shape}; one label is a column: scores.reshape(-1, 1)")
+                             f"{matrix.shape}; {_reshape_hint(matrix, n_labels, what)}")
         _check_exact_in_float(matrix, what)
         matrix = np.asarray(matrix, dtype=np.float64)
         values = matrix
@@ -281,7 +281,7 @@ def check_labels(labels: Any, shape: tuple[int, int], *, what: str = "labels") -
                              f"{exc}") from None
         if matrix.ndim != 2:
             raise InputError(f"{what} must be 2-D (documents x labels), got {matrix.ndim}-D with shape "
-                             f"{matrix.shape}; one label is a column: labels.reshape(-1, 1)")
+                             f"{matrix.shape}; {_reshape_hint(matrix, shape[1], what)}")
         values = matrix
     if tuple(matrix.shape) != tuple(shape):
         raise InputError(f"scores and {what} differ in shape: scores {tuple(shape)}, {what} {tuple(matrix.shape)}; "
@@ -296,6 +296,55 @@ def check_labels(labels: Any, shape: tuple[int, int], *, what: str = "labels") -
     out = sp.csr_matrix(matrix, dtype=bool, copy=True)  # a copy: eliminate_zeros must not touch the caller's
     out.eliminate_zeros()
     return out
+
+
+def check_label_names(names: Any, n_labels: int, *, what: str = "label_names") -> np.ndarray:
+    """One name per label, as a 1-D array a file keeps as it is, or an :class:`InputError`: the one rule for
+    label names wherever they enter (the library, score files, saved thresholds).
+
+    Integers and text stay as they are; bytes are decoded as UTF-8 (they were written as ``b'cat'``), dates
+    become their ISO text, anything else its ``str``. A single value, a 2-D array (``(n, 1)`` printed as
+    ``['cat']``), a count other than ``n_labels`` and a repeated name are refused: thresholds.csv and the
+    predictions name each label, and two labels of one name cannot be told apart."""
+    array = np.asarray(names)
+    if array.ndim == 0:
+        raise InputError(f"{what} must hold one name per label ({n_labels}), got a single value "
+                         f"{_shorten(array.item())!r}; pass a list or a 1-D array of names")
+    if array.ndim != 1:
+        hint = f" (flatten it: {what}.ravel())" if array.size == n_labels else ""
+        raise InputError(f"{what} must be 1-D, one name per label ({n_labels}), got shape {array.shape}{hint}")
+    if len(array) != n_labels:
+        raise InputError(f"{what} must hold one name per label ({n_labels}), got {len(array)}")
+    if array.dtype.kind == "S" or (array.dtype == object and any(isinstance(v, (bytes, bytearray)) for v in array)):
+        try:
+            array = np.array([v.decode("utf-8") if isinstance(v, (bytes, bytearray, np.bytes_)) else str(v)
+                              for v in array.tolist()], dtype=str)
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{what} holds bytes that are not UTF-8 text ({exc}); pass the names as text") from None
+    elif array.dtype.kind == "M":  # dates: their ISO text (a saved file held "datetime.datetime(2020, 1, 1, 0, 0)")
+        array = np.datetime_as_string(array)
+    elif array.dtype.kind not in "iuU":  # objects, floats, bools: as text, which a file keeps as it is
+        array = array.astype(str)
+    values, counts = np.unique(array, return_counts=True)
+    if (counts > 1).any():
+        raise InputError(f"{what} repeats {values[counts > 1].tolist()[0]!r} ({int(counts.max())} times at most, "
+                         f"{int((counts > 1).sum())} name(s) repeated); give every label a name of its own")
+    return array
+
+
+def _shorten(value: Any, limit: int = 40) -> Any:
+    text = str(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _reshape_hint(matrix: np.ndarray, n_labels: int | None, what: str) -> str:
+    """How to make a 1-D array 2-D: a row when it holds one value per (known) label, a column for one label."""
+    if matrix.ndim == 1:
+        if n_labels is not None and n_labels != 1 and matrix.size == n_labels:
+            return f"one document is a row: {what}.reshape(1, -1)"
+        if n_labels is None:
+            return f"one label is a column: {what}.reshape(-1, 1); one document is a row: {what}.reshape(1, -1)"
+    return f"one label is a column: {what}.reshape(-1, 1)"
 
 
 def check_scores_labels(scores: Any, labels: Any) -> tuple[np.ndarray | sp.csr_matrix, sp.csr_matrix]:

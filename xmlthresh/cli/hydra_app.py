@@ -151,7 +151,10 @@ def hydra_main(cfg: DictConfig) -> float | None:
     from xmlthresh.run.sweep import job_context, record_job_outcome
 
     register_resolvers()
+    from xmlthresh._util.notices import route_to_log
     from xmlthresh.config.schema import unknown_top_level_keys
+
+    route_to_log()  # a warning is a log line of the job, in its log file too
 
     unknown = unknown_top_level_keys(cfg.keys())
     if unknown:  # the struct-open schema lets a user's group in; a key nothing declares is a typo

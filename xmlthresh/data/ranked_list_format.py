@@ -17,7 +17,6 @@ Every malformed input raises :class:`RankedListFormatError` naming the file, the
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +24,8 @@ import numpy as np
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.data.streaming import DEFAULT_CHUNK_SIZE, DataSource, bytes_blocks, damage_of, line_blocks, open_source
 from xmlthresh._util.jit import cached_njit
+from xmlthresh._util.notices import DataWarning, warn
 
-log = logging.getLogger(__name__)
 
 
 class RankedListFormatError(ValueError):
@@ -208,18 +207,16 @@ def check_unique_ids(ids: np.ndarray, line_of_label: np.ndarray, source: str) ->
 
 
 def warn_unranked(lists: RankedLists, source: str, line_of_label: np.ndarray | None = None) -> None:
-    """Log a warning when complete lists hold fewer relevant documents than their size (a ranker that left
+    """A :class:`~xmlthresh._util.notices.DataWarning` when complete lists hold fewer relevant documents than their size (a ranker that left
     documents unranked); the first affected label is named by its line, else by its id."""
     unranked = (lists.list_length == lists.num_docs) & (lists.n_relevant > lists.n_relevant_in_list)
     if not np.any(unranked):
         return
     k = int(np.flatnonzero(unranked)[0])
     first = f"line {line_of_label[k]}" if line_of_label is not None else f"label {lists.label_ids[k]}"
-    log.warning(
-        "%s: %d complete list(s) hold fewer relevant documents than their size (first: %s, %d of %d); "
-        "their missing relevant documents count as never ranked (reachable only by 'predict all')",
-        source, int(np.count_nonzero(unranked)), first, lists.n_relevant_in_list[k], lists.n_relevant[k],
-    )
+    warn(f"{source}: {int(np.count_nonzero(unranked))} complete list(s) hold fewer relevant documents than their "
+         f"size (first: {first}, {lists.n_relevant_in_list[k]} of {lists.n_relevant[k]}); their missing relevant "
+         "documents count as never ranked (reachable only by 'predict all')", DataWarning, stacklevel=3)
 
 
 def _describe_error(line: bytes, source: str, err: int, line_no: int, token_no: int) -> str:

@@ -64,7 +64,7 @@ import scipy.sparse as sp
 from xmlthresh._util.files import atomic_output
 from xmlthresh.data.multilabel import SPLITS, ScoreData
 from xmlthresh.data.scores import ScoredSplit
-from xmlthresh.validation import InputError, check_memory
+from xmlthresh.validation import InputError, check_label_names, check_memory
 
 _CSR_PARTS = ("data", "indices", "indptr", "shape")
 #: keys that hold one value for every split
@@ -182,8 +182,6 @@ def load_scores(path: str | os.PathLike, name: str = "") -> ScoreData:
             raise ScoreFileError(f"{where}: key 'info' must hold a JSON object, got {type(part).__name__}")
         info.update(part)
     label_names = arrays.get("label_names")
-    if label_names is not None:
-        _check_unique_names(label_names, where)
     native = _read_native_threshold(arrays.get("native_threshold"), where)
 
     splits: dict[str, ScoredSplit] = {}
@@ -199,8 +197,11 @@ def load_scores(path: str | os.PathLike, name: str = "") -> ScoreData:
         n_labels = scores.shape[1]
         _check_finite(scores, f"{where}: split {split!r}")
         labels = _as_relevance(labels, f"{where}: key labels_{split}")
-        if label_names is not None and len(label_names) != n_labels:
-            raise ScoreFileError(f"{where}: {len(label_names)} label_names for {n_labels} labels")
+        if label_names is not None:
+            try:
+                label_names = check_label_names(label_names, n_labels, what="key 'label_names'")
+            except InputError as exc:
+                raise ScoreFileError(f"{where}: {exc}") from None
         splits[split] = ScoredSplit(scores, labels, name=f"{name}/{split}" if name else split, label_names=label_names,
                                     native_threshold=native)
     return ScoreData(name or path.stem, splits, {**info, "score_file": where})
@@ -209,15 +210,6 @@ def load_scores(path: str | os.PathLike, name: str = "") -> ScoreData:
 #: peak memory of a fit per label of a sparse score matrix, measured with 2 documents and 10^7 labels (about
 #: 440 bytes), rounded up: what a declared label count costs whatever the number of stored scores
 BYTES_PER_LABEL = 500
-
-
-def _check_unique_names(names: np.ndarray, where: str) -> None:
-    """Label names name the rows of thresholds.csv: a repeated one would make two labels indistinguishable."""
-    values, counts = np.unique(np.asarray(names).ravel(), return_counts=True)
-    repeated = values[counts > 1]
-    if repeated.size:
-        raise ScoreFileError(f"{where}: label_names repeats {repeated.tolist()[0]!r} ({int(counts[counts > 1][0])} times; "
-                             f"{repeated.size} name(s) repeated); every label needs a name of its own")
 
 
 def _read_native_threshold(value: np.ndarray | None, where: str) -> float | None:
@@ -256,17 +248,34 @@ def _read_npz(file: Path) -> dict[str, np.ndarray]:
         if not isinstance(archive, np.lib.npyio.NpzFile):
             raise ScoreFileError(f"{file}: a single .npy array, not an .npz archive of named arrays; use np.savez")
         with archive:
-            return {key: archive[key] for key in archive.files}
+            arrays = {}
+            for key in archive.files:
+                try:
+                    arrays[key] = archive[key]
+                except ValueError as exc:
+                    if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
+                        raise ScoreFileError(_pickled_message(file, key)) from None
+                    raise
+            return arrays
     except ScoreFileError:
         raise
     except ValueError as exc:
-        if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
-            raise ScoreFileError(f"{file}: an array holds Python objects (pickled); store names as a string "
-                                 "array (np.asarray(names, dtype=str)) and scores as numbers") from None
         raise ScoreFileError(f"{file}: cannot read as .npz: {exc}") from None
     except (OSError, zipfile.BadZipFile, EOFError) as exc:
         raise ScoreFileError(f"{file}: not a readable .npz archive ({exc}): it is corrupt or truncated (a copy cut "
                              "short?); write it again with save_scores or np.savez") from None
+
+
+def _pickled_message(file: Path, key: str) -> str:
+    """What to do about key ``key`` holding a pickled Python object (refused: loading it would run code)."""
+    if key.startswith(("scores_", "labels_")):
+        return (f"{file}: key {key!r} holds a Python object (pickled), e.g. a scipy sparse matrix given to np.savez; "
+                f"store a sparse matrix as its parts {key}_data, {key}_indices, {key}_indptr, {key}_shape "
+                "(save_scores writes them) or a dense array as numbers")
+    if key == "label_names":
+        return (f"{file}: key 'label_names' holds Python objects (pickled); store the names as a string array, "
+                "np.asarray(names, dtype=str)")
+    return f"{file}: key {key!r} holds Python objects (pickled), which are never loaded; store it as numbers or text"
 
 
 def _read_matrix(arrays: dict[str, np.ndarray], key: str, where: str, kind: str) -> np.ndarray | sp.csr_matrix:

@@ -30,6 +30,7 @@ from xmlthresh._util.lazy_imports import lazy_module
 from xmlthresh.thresholds import apply_thresholds
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh._util.jit import cached_njit
+from xmlthresh.validation import InputError, check_label_names
 
 sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 
@@ -65,7 +66,14 @@ class ScoredSplit:
         set_(self, "native_threshold", check_native_threshold(self.native_threshold, f"split {self.name!r}"))
         labels = None
         if self.labels is not None:
-            labels = sp.csr_matrix(self.labels, dtype=bool)
+            labels = sp.csr_matrix(self.labels)
+            values = labels.data
+            if values.dtype != bool and values.size and not np.all((values == 0) | (values == 1)):
+                bad = values[(values != 0) & (values != 1)]
+                raise ScoreDataError(f"split {self.name!r}: labels must be 0/1 (relevant or not), found "
+                                     f"{bad.size} other value(s), e.g. {bad[0].item()!r}; binarise them first, "
+                                     "e.g. labels > 0 (or labels == 1 for -1/+1 labels)")
+            labels = sp.csr_matrix(labels, dtype=bool)
             labels.eliminate_zeros()
             labels.sort_indices()
             set_(self, "labels", labels)
@@ -87,8 +95,11 @@ class ScoredSplit:
                 f"split {self.name!r}: {int(np.count_nonzero(bad))} score(s) are NaN or infinite; "
                 "clean the ranker output (unscored documents of a sparse matrix are simply left out)"
             )
-        if self.label_names is not None and len(self.label_names) != scores.shape[1]:
-            raise ScoreDataError(f"split {self.name!r}: {len(self.label_names)} label names for {scores.shape[1]} labels")
+        if self.label_names is not None:
+            try:
+                set_(self, "label_names", check_label_names(self.label_names, scores.shape[1]))
+            except InputError as exc:
+                raise ScoreDataError(f"split {self.name!r}: {exc}") from None
 
     @property
     def n_docs(self) -> int:

@@ -86,7 +86,8 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
             else:
                 from xmlthresh.run.threshold_task import run_threshold_task
 
-                result, pictures = run_threshold_task(cfg, run_dir, tracker, base, _parallelism(context), draw=draw)
+                result, pictures = run_threshold_task(cfg, run_dir, tracker, base, _parallelism(context), draw=draw,
+                                                      ranker_asked=_ranker_asked(context))
             write_json_atomic(result_path, result)
             drawn = pictures() if pictures is not None else []  # after result.json: off the critical path
         if not result.get("skipped"):
@@ -163,6 +164,12 @@ def files_as_one_unit(run_dir: Path) -> Iterator[None]:
 
 def _files_in(directory: Path) -> set[Path]:
     return {path for path in directory.rglob("*") if path.is_file()} if directory.is_dir() else set()
+
+
+def _ranker_asked(context: Mapping[str, Any]) -> bool:
+    """Whether the job's command-line overrides choose or set the ranker (``ranker=knn``, ``ranker.C=2``)."""
+    keys = (override.lstrip("+~").split("=", 1)[0] for override in context.get("override_list", []))
+    return any(key == "ranker" or key.startswith("ranker.") for key in keys)
 
 
 #: option groups whose choice the base of a run name already shows

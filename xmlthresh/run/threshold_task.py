@@ -37,10 +37,12 @@ Pictures = Callable[[], list[Path]]
 
 
 def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict[str, Any],
-                       parallelism: dict[str, Any], draw: bool = True) -> tuple[dict[str, Any], Pictures | None]:
+                       parallelism: dict[str, Any], draw: bool = True,
+                       ranker_asked: bool = False) -> tuple[dict[str, Any], Pictures | None]:
     """Thresholds: load a data set, rank it when it has features, fit a strategy under a protocol.
 
-    Returns the result and, when ``draw`` and the rule was fitted on ranked lists, the pictures to draw
+    ``ranker_asked``: the command line chose the ranker (``ranker=...``), so a data set that is ranked
+    already is worth a warning (the config's default ranker is not). Returns the result and, when ``draw`` and the rule was fitted on ranked lists, the pictures to draw
     (a callable writing them into ``run_dir``): the job draws them after result.json is written."""
     strategy_cfg = dict(cfg["strategy"])
     dataset_cfg = dict(cfg["dataset"])
@@ -72,7 +74,7 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
     data_info: dict[str, Any] = {}
     split_seeds = loader_seeds(data, dataset)
     ranked_here = isinstance(data, MultiLabelData)
-    if not ranked_here and ranker_cfg.get("name"):  # lists and score files are ranked already: say so, and record it
+    if not ranked_here and ranker_cfg.get("name") and ranker_asked:  # ranked already: say so, and record it
         log.warning("ranker=%s is not used: data set %r is ranked already (%s); drop ranker= for it",
                     ranker_cfg["name"], dataset.name, type(data).__name__)
         data_info["ranker_ignored"] = str(ranker_cfg["name"])

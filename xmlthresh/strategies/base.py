@@ -48,7 +48,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import logging
 import math
 
 import numpy as np
@@ -60,6 +59,7 @@ from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.data.evaluation import evaluate_cuts
 from xmlthresh._util.lazy_imports import lazy_module
+from xmlthresh._util.notices import IgnoredSettingWarning, PredictAllWarning, warn
 from xmlthresh.metrics import evaluate, f_beta
 from xmlthresh.validation import check_beta, check_labels, check_scores
 from xmlthresh.strategies.fitted import FittedRule
@@ -67,7 +67,6 @@ from xmlthresh.strategies.params import EstimatorParams, not_fitted
 
 sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 
-log = logging.getLogger(__name__)
 
 #: warn when more than this share of the labels predicts every document at the chosen cuts
 PREDICT_ALL_WARNING_SHARE = 0.5
@@ -336,8 +335,8 @@ class ThresholdStrategy(BaseStrategy):
             settings = ", ".join(f"{key}={value}" for key, value in unused.items())
             if (type(self).__name__, settings) not in _WARNED_SCORE_ONLY:
                 _WARNED_SCORE_ONLY.add((type(self).__name__, settings))
-                log.warning("%s: %s acts on scores only; ranked lists are fitted without it", type(self).__name__,
-                            settings)
+                warn(f"{type(self).__name__}: {settings} acts on scores only; ranked lists are fitted without it",
+                     IgnoredSettingWarning, stacklevel=3)
             self.info_["not_applied_on_ranked_lists"] = settings
 
     def fit_lists(self, lists: RankedLists) -> "ThresholdStrategy":
@@ -428,8 +427,9 @@ def _warn_predict_all(info: dict[str, Any], n_labels: int, name: str) -> None:
     """A warning when more than half of the labels predict every document (WikiLSHTC's optimum does)."""
     count = info.get("n_labels_predict_all", 0)
     if n_labels >= PREDICT_ALL_WARNING_MIN_LABELS and count > PREDICT_ALL_WARNING_SHARE * n_labels:
-        log.warning("%s: %d of %d labels (%.0f %%) predict every document at the chosen thresholds; such rules "
-                    "rarely transfer (consider min_precision)", name, count, n_labels, 100.0 * count / n_labels)
+        warn(f"{name}: {count} of {n_labels} labels ({100.0 * count / n_labels:.0f} %) predict every document at the "
+             "chosen thresholds; such rules rarely transfer (consider strategy='pooled' or min_precision)",
+             PredictAllWarning, stacklevel=4)
 
 
 class PrecisionControlMixin:

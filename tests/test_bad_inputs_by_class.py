@@ -1,0 +1,152 @@
+"""Regression tests of the second fresh bad-input list, by class: label names (one rule wherever they enter),
+0/1 labels in every split, typed fields of a thresholds file, pickled objects in a score file named by key,
+ThresholdClassifier's estimator, splitter and label names, and reshape advice that fits the call."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+import xmlthresh
+from xmlthresh.data.multilabel import ScoreData, ScoredSplit
+from xmlthresh.data.score_format import ScoreFileError, load_scores, save_scores
+from xmlthresh.data.scores import ScoreDataError
+from xmlthresh.validation import InputError
+
+
+def _data(seed: int = 0, n_docs: int = 60, n_labels: int = 4):
+    rng = np.random.default_rng(seed)
+    scores = rng.random((n_docs, n_labels))
+    labels = rng.random((n_docs, n_labels)) < scores * 0.6
+    labels[0] = True  # every label has a relevant document
+    return scores, labels
+
+
+# ------------------------------------------------------------------ label names
+@pytest.mark.fast
+@pytest.mark.parametrize("names, message", [
+    (np.array("cat,dog,eel,fox"), r"got a single value 'cat,dog,eel,fox'"),
+    (np.array([["a"], ["b"], ["c"], ["d"]]), r"must be 1-D, one name per label \(4\), got shape \(4, 1\) \(flatten it"),
+    (["a", "b", "a", "c"], r"repeats 'a'"),
+    (["a", "b"], r"one name per label \(4\), got 2"),
+])
+def test_label_names_follow_one_rule_in_the_api_in_splits_and_in_score_files(tmp_path, names, message):
+    scores, labels = _data()
+    with pytest.raises(InputError, match=message):
+        xmlthresh.fit_thresholds(scores, labels, label_names=names)
+    with pytest.raises(ScoreDataError, match=message):  # save_scores wrote repeated names its loader refused
+        ScoredSplit(scores, labels, label_names=names)
+    np.savez(tmp_path / "s.npz", scores_test=scores, labels_test=labels.astype(np.int64), label_names=names)
+    with pytest.raises(ScoreFileError, match=message):  # a 0-d array gave "len() of unsized object"
+        load_scores(tmp_path / "s.npz")
+
+
+@pytest.mark.fast
+def test_bytes_names_are_text_and_multiindex_columns_are_named_as_such(tmp_path):
+    scores, labels = _data()
+    result = xmlthresh.fit_thresholds(scores, labels, label_names=np.array([b"cat", b"dog", b"eel", b"fox"]))
+    assert result.label_names.tolist() == ["cat", "dog", "eel", "fox"]  # thresholds.csv showed b'cat'
+    np.savez(tmp_path / "s.npz", scores_test=scores, labels_test=labels.astype(np.int64),
+             label_names=np.array([b"cat", b"dog", b"eel", b"fox"]))
+    assert load_scores(tmp_path / "s.npz").splits["test"].label_names.tolist() == ["cat", "dog", "eel", "fox"]
+    columns = pd.MultiIndex.from_tuples([("a", 1), ("a", 2), ("b", 1), ("b", 2)])
+    with pytest.raises(InputError, match=r"MultiIndex columns \(2 levels\).*flatten them"):
+        xmlthresh.fit_thresholds(pd.DataFrame(scores, columns=columns), labels)
+
+
+# ------------------------------------------------------------------ labels
+@pytest.mark.fast
+@pytest.mark.parametrize("transform", [lambda y: 2 * y.astype(np.int64) - 1, lambda y: np.where(y, 0.8, 0.3)])
+def test_a_split_refuses_labels_that_are_not_0_1(tmp_path, transform):
+    """-1/+1 or soft labels were taken as all relevant by ScoredSplit and save_scores: F-macro 1.0."""
+    scores, labels = _data()
+    with pytest.raises(ScoreDataError, match=r"labels must be 0/1 .* binarise them first"):
+        save_scores(tmp_path / "s.npz", ScoreData("s", {"test": ScoredSplit(scores, transform(labels))}))
+    assert not (tmp_path / "s.npz").exists()
+
+
+@pytest.mark.fast
+def test_a_sparse_matrix_given_to_savez_is_named_by_its_key(tmp_path):
+    scores, labels = _data()
+    np.savez(tmp_path / "s.npz", scores_test=scores, labels_test=sp.csr_matrix(labels.astype(np.int64)))
+    with pytest.raises(ScoreFileError, match=r"key 'labels_test' holds a Python object \(pickled\), e.g. a scipy "
+                                             r"sparse matrix .* labels_test_data, labels_test_indices"):
+        load_scores(tmp_path / "s.npz")
+
+
+# ------------------------------------------------------------------ thresholds files
+@pytest.mark.fast
+@pytest.mark.parametrize("field, value, message", [
+    ("include_predict_all", "false", r"field 'include_predict_all' must be true or false, got 'false'"),
+    ("beta", "2", r"field 'beta' must be a positive finite number, got '2'"),
+    ("beta", -1, r"field 'beta' must be a positive finite number, got -1"),
+    ("kind", 3, r"field 'kind' must be text, got 3"),
+    ("f_macro", "high", r"field 'f_macro' must be a number, got 'high'"),
+    ("n_labels", True, r"field 'n_labels' must be an integer >= 0, got True"),
+])
+def test_a_thresholds_file_edited_by_hand_is_read_by_type_not_truthiness(tmp_path, field, value, message):
+    scores, labels = _data()
+    path = xmlthresh.fit_thresholds(scores, labels, include_predict_all=False).save(tmp_path / "t.json")
+    payload = json.loads(path.read_text())
+    payload[field] = value
+    path.write_text(json.dumps(payload))
+    with pytest.raises(InputError, match=message):
+        xmlthresh.ThresholdResult.load(path)
+
+
+@pytest.mark.fast
+def test_predicting_one_document_advises_a_row_not_a_column():
+    scores, labels = _data()
+    result = xmlthresh.fit_thresholds(scores, labels)
+    with pytest.raises(InputError, match=r"one document is a row: scores.reshape\(1, -1\)"):
+        result.predict(scores[0])
+    assert result.predict(scores[0].reshape(1, -1)).shape == (1, 4)
+
+
+# ------------------------------------------------------------------ ThresholdClassifier
+def _xy(n: int = 80):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 4))
+    Y = (X[:, :3] + rng.normal(size=(n, 3)) > 0).astype(np.int64)
+    return X, Y
+
+
+def test_a_single_output_estimator_is_told_to_be_wrapped():
+    from sklearn.linear_model import LogisticRegression
+
+    X, Y = _xy()
+    with pytest.raises(InputError, match=r"LogisticRegression could not be fitted on the training part of fold 0 "
+                                         r"\(64 samples\).*wrap it, e.g. OneVsRestClassifier\(LogisticRegression"):
+        xmlthresh.ThresholdClassifier(LogisticRegression(), cv=5, random_state=0).fit(X, Y)
+
+
+def test_groups_reach_a_group_splitter_and_a_label_frame_names_the_labels():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+    from sklearn.multiclass import OneVsRestClassifier
+
+    X, Y = _xy()
+    groups = np.arange(len(X)) % 8
+    frame = pd.DataFrame(Y, columns=["cat", "dog", "eel"])
+    model = xmlthresh.ThresholdClassifier(OneVsRestClassifier(LogisticRegression()), cv=GroupKFold(4))
+    model.fit(X, frame, groups=groups)
+    assert model.result_.label_names.tolist() == ["cat", "dog", "eel"]  # were 0, 1, 2
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("key", ["beta", "native_threshold", "strategy"])
+def test_strategy_params_that_the_classifier_sets_itself_are_refused_before_any_fit(key):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.multiclass import OneVsRestClassifier
+
+    class NeverFitted(OneVsRestClassifier):
+        def fit(self, X, y, **kwargs):  # pragma: no cover - must not be reached
+            raise AssertionError("fitted before the parameters were checked")
+
+    X, Y = _xy()
+    with pytest.raises(InputError, match=rf"strategy_params must not hold '{key}'"):
+        xmlthresh.ThresholdClassifier(NeverFitted(LogisticRegression()), strategy_params={key: 2}).fit(X, Y)
