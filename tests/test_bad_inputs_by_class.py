@@ -150,3 +150,104 @@ def test_strategy_params_that_the_classifier_sets_itself_are_refused_before_any_
     X, Y = _xy()
     with pytest.raises(InputError, match=rf"strategy_params must not hold '{key}'"):
         xmlthresh.ThresholdClassifier(NeverFitted(LogisticRegression()), strategy_params={key: 2}).fit(X, Y)
+
+
+# ------------------------------------------------------------------ the command line and its environment
+def _one_line(proc) -> str:
+    lines = [line for line in proc.stderr.strip().splitlines() if line.strip() and not line.startswith("[")]
+    assert proc.returncode == 1 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, env, message", [
+    (["ranker=null"], {}, "ranker=null: a group takes the name of one of its options"),
+    (["warm_up=2"], {}, "warm_up must be true or false (yes/no, on/off, 1/0), got '2'"),
+    (["-m", "force=true,2"], {}, "force must be true or false (yes/no, on/off, 1/0), got '2'"),
+    ([], {"XMLTHRESH_OFFLINE": "maybe"}, "environment variable XMLTHRESH_OFFLINE='maybe' must be true or false"),
+    ([], {"XMLTHRESH_TRACKING_SYNC": "bogus"}, "environment variable XMLTHRESH_TRACKING_SYNC='bogus' must be one of"),
+    (["task=cde", "strategy=pooled", "beta=3"], {}, "task=cde does not read strategy, beta"),
+    (["task=cde", "estimator=rfcde", "estimator.n_jobs=0"], {}, "estimator.n_jobs must be a number of parallel"),
+    (["task=cde", "estimator=flexcode", "estimator.margin=-1"], {}, "flexcode: margin must be a number >= 0"),
+    (["task=cde", "cde_dataset.phi=inf"], {}, "cde_dataset.phi must be a finite number, got inf"),
+    (["-m", "beta=1,2", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0"], {},
+     "hydra.launcher.n_jobs must be a number of parallel workers"),
+    (["-m", "beta=1,2", "report.enabled=true", "tracking.enabled=false"], {},
+     "report.enabled=true writes the comparison page from the sweep's runs in MLflow, but tracking.enabled=false"),
+    (["-m", "beta=1,2", "report.kind=nosuch"], {}, "report.kind=nosuch: unknown study; known: transfer"),
+])
+def test_command_line_mistakes_are_one_line(isolated_home, tmp_path, args, env, message):
+    from helpers import run_cli
+
+    proc = run_cli([*args, "dataset=example", "plots=false", "warm_up=false", "tracking.enabled=false",
+                    f"hydra.run.dir={tmp_path}/run", f"hydra.sweep.dir={tmp_path}/sweep"]
+                   if "-m" not in args and "task=cde" not in args and "ranker=null" not in args else
+                   [*args, "plots=false", f"hydra.run.dir={tmp_path}/run", f"hydra.sweep.dir={tmp_path}/sweep"],
+                   env=env)
+    assert message in _one_line(proc)
+    assert not list(tmp_path.glob("sweep/*/result.json"))  # nothing ran
+
+
+def test_false_words_switch_downloads_on_and_unused_extras_are_said(isolated_home, tmp_path, monkeypatch):
+    from helpers import run_cli
+    from xmlthresh._util.environment import env_flag
+
+    for word, expected in (("false", False), ("no", False), ("0", False), ("off", False), ("yes", True), ("1", True)):
+        monkeypatch.setenv("XMLTHRESH_OFFLINE", word)
+        assert env_flag("XMLTHRESH_OFFLINE") is expected  # "false" meant offline: any value but "" and "0" did
+    monkeypatch.delenv("XMLTHRESH_OFFLINE")
+    proc = run_cli(["ceiling=true", "achievable=true", "plots=false", "warm_up=false", "tracking.enabled=false",
+                    f"hydra.run.dir={tmp_path}/run"])
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert set(result["not_computed"]) == {"ceiling", "achievable"}  # were dropped without a word
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--start", "a,b"], "--start takes one cut per label, comma-separated integers"),
+    (["--start", "0,9"], "--start: 0 is not a cut of label 1; its cuts are 1, 2, 3, 4"),
+    (["--start", "4,9"], "--start: 9 is not a cut of label 2"),
+    (["--bogus"], "unknown option --bogus"),
+])
+def test_explain_names_its_own_arguments(args, message, capsys):
+    from xmlthresh.cli.explain import main
+
+    try:
+        code = main(["dataset=counterexample", *args])
+    except SystemExit as stop:  # argparse's own errors
+        code = stop.code
+    assert code in (1, 2) and message in capsys.readouterr().err
+
+
+def test_explain_counts_astronomically_many_vectors_exactly():
+    from xmlthresh.cli.explain import _count
+
+    assert _count(10_000) == "10,000" and _count(17 * 10**888) == "about 1.7 x 10^889"
+
+
+def test_list_refuses_unknown_arguments_filters_groups_and_checks_the_users_options(isolated_home):
+    import subprocess
+    import sys
+
+    def listing(*args):
+        return subprocess.run([sys.executable, "-m", "xmlthresh", "list", *args], capture_output=True, text=True,
+                              timeout=120)
+
+    typo = listing("--chek")
+    assert typo.returncode == 2 and "unrecognized arguments: --chek" in typo.stderr
+    only = listing("strategy")
+    assert only.returncode == 0 and only.stdout.startswith("strategy:") and "dataset:" not in only.stdout
+    (isolated_home / "conf" / "strategy").mkdir(parents=True)
+    (isolated_home / "conf" / "strategy" / "mine.yaml").write_text("name: nosuchclass\n")
+    checked = listing("--check")
+    assert checked.returncode == 1 and "BROKEN strategy=mine" in checked.stdout and "nosuchclass" in checked.stdout
+
+
+def test_a_store_on_a_full_disk_is_one_line(tmp_path, monkeypatch):
+    import shutil
+
+    from xmlthresh.tracking import store
+
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(store.shutil, "disk_usage", lambda path: usage._replace(free=100_000))
+    with pytest.raises(store.TrackingStoreError, match=r"has 0.1 MB free, less than the 8 MB a new store needs"):
+        store.check_sqlite_file(tmp_path / "mlflow.db", f"sqlite:///{tmp_path}/mlflow.db")

@@ -64,7 +64,7 @@ def test_the_command_line_refuses_a_nonsense_switch_in_one_line_before_any_job(t
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
-        "xmlthresh: error: Error merging override tracking.enabled=nope; Value 'nope' is not a valid bool (type str)"]
+        "xmlthresh: error: tracking.enabled must be true or false (yes/no, on/off, 1/0), got 'nope'"]
     assert not (tmp_path / "result.json").exists()
 
 

@@ -67,6 +67,22 @@ def test_an_unusable_cache_folder_gives_way_to_a_temporary_one(tmp_path):
     lines = _lines(result.stderr)
     assert len(lines) == 1 and lines[0].startswith(f"numba cache folder {blocker / 'numba'} is not writable; "
                                                     "compiled kernels are cached in "), result.stderr
+    temporary = Path(lines[0].split("compiled kernels are cached in ", 1)[1].split(" for this process only")[0])
+    assert not temporary.exists()  # removed when the process ended: each such run left one behind
+
+
+def test_a_cache_folder_without_room_gives_way_to_a_temporary_one(tmp_path, monkeypatch):
+    """A full disk under XMLTHRESH_CACHE made every run fail with numba's "No space left on device"."""
+    import shutil
+
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(jit.shutil, "disk_usage", lambda path: usage._replace(free=1 << 20))
+    monkeypatch.setattr(jit, "use_temporary_cache", lambda reason: reasons.append(reason))
+    monkeypatch.delitem(sys.modules, "numba")  # as before numba is imported: the folder can still change
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    reasons: list[str] = []
+    jit.check_numba_cache()
+    assert reasons == [f"folder {tmp_path / 'numba'} has 1.0 MB free, less than the 64 MB it may need"]
 
 
 def test_a_user_set_numba_cache_dir_is_respected(tmp_path):

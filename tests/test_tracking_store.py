@@ -339,3 +339,22 @@ def test_three_processes_share_a_tracking_server(tmp_path, mlflow_server):
     for result in _race(uri, tmp_path / "barrier"):
         assert result.returncode == 0, result.stderr[-3000:]
     assert _finished_runs(uri) == 3
+
+
+def test_a_store_replaced_while_this_process_had_it_open_is_used_anew(tmp_path):
+    """A truncated store was moved aside and replaced, and then the same process still read the broken file
+    through MLflow's pooled connection ("database disk image is malformed" after a finished run)."""
+    import mlflow
+
+    from xmlthresh.tracking import mlflow_runs
+
+    db, uri = tmp_path / "made-elsewhere.db", f"sqlite:///{tmp_path / 'made-elsewhere.db'}"
+    subprocess.run([sys.executable, "-c", "import mlflow, sys; mlflow.MlflowClient(sys.argv[1]).create_experiment("
+                    "'kept', artifact_location=sys.argv[2])", uri, str(tmp_path / "artifacts")], check=True,
+                   timeout=300)  # by another process, as a store is: this one has no connection to it yet
+    db.write_bytes(db.read_bytes()[: db.stat().st_size // 2])
+    mlflow_runs.open_store(uri)
+    experiment = mlflow_runs.ensure_experiment(uri, "after")
+    run = mlflow.MlflowClient(uri).create_run(experiment)
+    assert mlflow.MlflowClient(uri).get_run(run.info.run_id).info.status == "RUNNING"
+    assert [path for path in tmp_path.iterdir() if ".broken-" in path.name]

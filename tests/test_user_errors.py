@@ -83,8 +83,19 @@ CASES: tuple[Case, ...] = (
          "(no error: `no` is false, as for every switch; the typed schema of the option groups reads it by the "
          "parameter's declared type)", ok=True),
     *(Case(f"switch_{key.replace('.', '_')}", "Silently wrong", f"`{key}=nope` (a switch of the typed schema)",
-           (f"{key}=nope",), E + f"Error merging override {key}=nope; Value 'nope' is not a valid bool (type str)")
+           (f"{key}=nope",), E + f"{key} must be true or false (yes/no, on/off, 1/0), got 'nope'")
       for key in ("force", "tracking.enabled", "warm_up", "report.enabled")),
+    Case("switch_two", "Silently wrong", "`warm_up=2` (OmegaConf takes any integer for a bool)", ("warm_up=2",),
+         E + "warm_up must be true or false (yes/no, on/off, 1/0), got '2'"),
+    Case("offline_word", "Silently wrong", "`XMLTHRESH_OFFLINE=maybe` (any value but empty and 0 meant offline)", (),
+         E + "environment variable XMLTHRESH_OFFLINE='maybe' must be true or false (yes/no, on/off, 1/0); unset it "
+         "for off", env={"XMLTHRESH_OFFLINE": "maybe"}),
+    Case("group_null", "Raw errors", "`ranker=null` (Hydra: a traceback)", ("ranker=null",),
+         E + "ranker=null: a group takes the name of one of its options (br_logreg, knn, mlknn); to leave an optional "
+         "group out, write ~ranker"),
+    Case("unread_task_keys", "Silently wrong", "`task=cde strategy=pooled beta=3` (ignored without a word)",
+         ("task=cde", "strategy=pooled", "beta=3"),
+         E + "task=cde does not read strategy, beta; drop them, or run the task they belong to"),
     Case("interval_resamples_text", "Silently wrong", "`interval.resamples=many`", ("interval.resamples=many",),
          E + "Error merging override interval.resamples=many; Value 'many' of type 'str' could not be converted to "
          "Integer"),
@@ -393,9 +404,7 @@ def test_gzip_lists_read_like_the_plain_file_and_a_truncated_gzip_is_corrupt(tmp
 
 
 @pytest.mark.parametrize("args, unknown", [
-    (["strategy=domain", "ranker=null", "dataset=espgame"], None),
     (["-m", "strategy=domain,independent", "protocol=oracle,holdout"], None),
-    (["strategy=transfer/domain_floor", "experiment=null"], None),
     (["strategy=glob(*)", "dataset='espgame'"], None),  # Hydra's own sweep syntax and quoting: left to Hydra
     (["--config-dir", "/elsewhere", "strategy=nosuch"], None),  # another search path: left to Hydra
     (["hydra/launcher=joblib", "strategy.n_angles=10"], None),  # not an option group of xmlthresh
@@ -405,6 +414,7 @@ def test_gzip_lists_read_like_the_plain_file_and_a_truncated_gzip_is_corrupt(tmp
     (["cde_dataset@elsewhere=nosuch"], "cde_dataset"),
 ])
 def test_unknown_option_message(args, unknown):
+    """(``group=null`` has a test of its own: Hydra refused it with a traceback.)"""
     from xmlthresh.cli.hydra_app import unknown_option_message
 
     message = unknown_option_message(args)
@@ -525,7 +535,30 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "| raw errors at the edges | URI schemes and experiment names MLflow would refuse later are refused "
               "when the run starts; `XMLTHRESH_HOME`/`XMLTHRESH_DATA` naming a file and an `OSError` about the place "
               "a run writes to (a name too long, a read-only or full place) are one line | `tracking/store.py`, "
-              "`_util/paths.environment_problem`, `cli/entry.placement_message` (rows above) |",
+              "`_util/paths.environment_problem`, `_util/places.placement_message` (rows above) |",
+              "| label names | one rule wherever names enter (the library, `ScoredSplit`, score files, saved thresholds): "
+              "one name per label, 1-D, no repeats, bytes decoded as text; MultiIndex columns are refused; labels are "
+              "0/1 in every split | `validation.check_label_names`, `data/scores.ScoredSplit` "
+              "(tests/test_bad_inputs_by_class.py) |",
+              "| files edited by hand | every field of a saved thresholds file has its JSON type; a pickled object in a "
+              "score file is named by its key | `result._check_field_types`, `data/score_format._pickled_message` "
+              "(tests/test_bad_inputs_by_class.py) |",
+              "| environment variables | each is read by one rule that names it: switches take the bool words, "
+              "choices their words, and they are checked before a run starts | `_util/environment.py` "
+              "(tests/test_bad_inputs_by_class.py) |",
+              "| settings that cannot work | a switch given a number other than 0/1, `group=null`, keys the task does "
+              "not read, a joblib launcher with no worker, a study report of an unknown kind, a comparison page "
+              "without tracking, a non-finite real number (infinity only where it means something) are refused "
+              "before any job runs; extras a protocol cannot compute are said and recorded | `config/schema.py`, "
+              "`cli/hydra_app.py`, `run/sweep.sweep_settings_problem`, `_util/typed_params.py` "
+              "(tests/test_bad_inputs_by_class.py) |",
+              "| places without room | a tracking store or numba cache on a disk without room is one line, or a "
+              "temporary cache that is removed at exit; a store replaced while a process had it open is opened anew | "
+              "`tracking/store.check_sqlite_file`, `_util/jit.py`, `tracking/mlflow_runs.open_store` "
+              "(tests/test_tracking_store.py, tests/test_numba_cache.py) |",
+              "| notices a library user cannot filter | the library's warnings are Python warnings of their own "
+              "categories (`xmlthresh.XmlthreshWarning` and its subclasses); the command line logs them as one line "
+              "| `_util/notices.py` (tests/test_bad_inputs_by_class.py, tests/test_fresh_bad_inputs.py) |",
               ]
     lines += ["", "## Not in this table", "",
               "- `num_docs` below a label's size on WikiLSHTC (`num_docs=1000`) is the check of the first row, on a",

@@ -88,6 +88,17 @@ def check_number(name: str, value: Any, minimum: float | None = None, maximum: f
     return number
 
 
+def check_n_jobs(name: str, value: Any) -> int | None:
+    """joblib's number of workers: None (its default), a positive count, or -1, -2, ... (all cores, all but
+    one, ...); 0 means nothing to joblib, which said only "n_jobs == 0 in Parallel has no meaning"."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value == 0:
+        raise InputError(f"{name} must be a number of parallel workers: 1, 2, ... or -1 for all cores (-2 all but "
+                         f"one), or null for joblib's default; got {value!r}")
+    return int(value)
+
+
 def check_bool(name: str, value: Any) -> bool:
     """``value`` as a bool: only true/false are accepted (a string such as ``maybe`` or ``no`` is truthy in
     Python and would silently mean true)."""

@@ -17,11 +17,13 @@ whole cache is checked in milliseconds.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import io
 import logging
 import os
 import pickletools
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -96,9 +98,24 @@ def folder_is_writable(folder: Path) -> bool:
     return True
 
 
+#: free space the cache folder needs: numba writes each compiled kernel there, and a full disk made every run
+#: fail with its "No space left on device" traceback (the package's kernels take about 25 MB)
+CACHE_ROOM = 64 << 20
+
+
+def free_bytes(folder: Path) -> int | None:
+    """Free space on the file system of ``folder`` (None when it cannot be told)."""
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
+
+
 def use_temporary_cache(reason: str) -> None:
-    """Point numba at a new temporary folder for this process, saying why in one warning line."""
+    """Point numba at a new temporary folder for this process, saying why in one warning line; the folder is
+    removed when the process ends (it held only what this process compiled)."""
     replacement = tempfile.mkdtemp(prefix="xmlthresh-numba-")
+    atexit.register(shutil.rmtree, replacement, ignore_errors=True)
     log.warning("numba cache %s; compiled kernels are cached in %s for this process only (set XMLTHRESH_CACHE "
                 "or NUMBA_CACHE_DIR to a writable folder to keep them)", reason, replacement)
     os.environ[NUMBA_CACHE_ENV] = replacement
@@ -111,6 +128,11 @@ def check_numba_cache() -> None:
     folder = os.environ.get(NUMBA_CACHE_ENV)
     if folder and can_redirect and not folder_is_writable(Path(folder)):
         use_temporary_cache(f"folder {folder} is not writable")
+        return
+    room = free_bytes(Path(folder)) if folder else None
+    if room is not None and room < CACHE_ROOM and can_redirect:
+        use_temporary_cache(f"folder {folder} has {room / 2**20:.1f} MB free, less than the "
+                            f"{CACHE_ROOM >> 20} MB it may need")
         return
     dropped, stuck = [], []
     for cache_folder in numba_cache_folders():

@@ -67,6 +67,14 @@ def environment_problem() -> str | None:
                 if not parent.is_dir():
                     return f"{name}={value}: {parent} is a file, so the folder cannot be created there"
                 break
+    from xmlthresh._util.environment import SYNC_MODES, env_choice, env_flag
+    from xmlthresh._util.errors import InputError
+
+    try:  # the other variables, checked before a run starts rather than when they are first read
+        env_flag("XMLTHRESH_OFFLINE")
+        env_choice("XMLTHRESH_TRACKING_SYNC", tuple(SYNC_MODES), "background")
+    except InputError as exc:
+        return str(exc)
     return None
 
 

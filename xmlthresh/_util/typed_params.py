@@ -23,7 +23,10 @@ lists, tuples, ...     left to the grid check (:func:`~xmlthresh._util.registry.
 ``Any``                anything
 =====================  ==========================================================================================
 
-Range rules (positive, within the memory budget, one of a few words) stay with each class's
+A real number must be finite (``cde_dataset.phi=inf`` produced NaN data that was blamed on the generator):
+NaN never passes, and an infinity only for the parameters a class lists in ``infinite_params`` (a pooling
+strength of ``inf`` is meaningful). Range rules (positive, within the memory budget, one of a few words) stay
+with each class's
 ``_check_params``: a type cannot say them. ``tests/test_group_schema.py`` proves that every parameter of
 every registered class has an annotation this module understands and that every key of every option file is
 one of them.
@@ -34,6 +37,7 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import inspect
+import math
 import numbers
 import os
 import types
@@ -177,5 +181,11 @@ def typed_params(kind: str, cls: type, params: Mapping[str, Any]) -> dict[str, A
     """``params`` with every value converted to its parameter's declared type (:func:`convert`), names in
     messages as ``<kind>.<key>``; parameters ``cls`` does not have are left for the caller to refuse."""
     types_of = parameter_types(cls)
-    return {key: convert(f"{kind}.{key}", value, types_of[key]) if key in types_of else value
-            for key, value in params.items()}
+    converted = {key: convert(f"{kind}.{key}", value, types_of[key]) if key in types_of else value
+                 for key, value in params.items()}
+    infinite_ok = {name for klass in cls.__mro__ for name in vars(klass).get("infinite_params", ())}
+    for key, value in converted.items():
+        if key in types_of and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) \
+                and not math.isfinite(value) and not (math.isinf(value) and key in infinite_ok):
+            raise ParameterTypeError(f"{kind}.{key} must be a finite number, got {value!r}")
+    return converted

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import errno
 import io
 import logging
 import os
 import re
 import sys
+
+from xmlthresh._util.places import placement_message
 
 
 def register_resolvers() -> None:
@@ -61,9 +62,24 @@ def main() -> None:
             sys.exit(code)
         return
     if sys.argv[1:2] == ["list"]:
-        from xmlthresh.config.plugins import describe
+        import argparse
 
-        print(describe(check="--check" in sys.argv[2:]))
+        from xmlthresh.config.options import GROUPS
+        from xmlthresh.config.plugins import BROKEN, describe
+
+        parser = argparse.ArgumentParser(prog="xmlthresh list", description=(
+            "The options of every group (or of the groups named), the plugins and the option folders."))
+        parser.add_argument("groups", nargs="*", metavar="GROUP", help=f"only these groups ({', '.join(GROUPS)})")
+        parser.add_argument("--check", action="store_true", help="also import the plugins and every registered "
+                            "class, and build every option of your conf/ and the plugins'")
+        options = parser.parse_args(sys.argv[2:])
+        unknown = [group for group in options.groups if group not in GROUPS]
+        if unknown:
+            parser.error(f"unknown group {unknown[0]!r}; the groups are {', '.join(GROUPS)}")
+        listing = describe(check=options.check, groups=options.groups)
+        print(listing)
+        if options.check and f"  {BROKEN} " in listing:  # a check that finds a broken option fails
+            sys.exit(1)
         return
     from xmlthresh._util.paths import environment_problem
 
@@ -95,20 +111,6 @@ def main() -> None:
 
 
 
-#: what can be wrong with a place a run reads or writes, and what to do about it
-ELSEWHERE = "(hydra.run.dir, hydra.sweep.dir, XMLTHRESH_HOME)"
-PLACEMENT_ERRORS = {
-    errno.ENAMETOOLONG: f"a name in that path is longer than the file system allows: choose a shorter one {ELSEWHERE}",
-    errno.ENOTDIR: f"a part of that path is a file, not a folder: choose another place {ELSEWHERE}",
-    errno.EACCES: f"no permission there: fix its permissions or choose another place {ELSEWHERE}",
-    errno.EPERM: f"no permission there: fix its permissions or choose another place {ELSEWHERE}",
-    errno.EROFS: f"the file system is read-only: write elsewhere {ELSEWHERE}",
-    errno.ENOSPC: f"the disk is full: free space there or write elsewhere {ELSEWHERE}",
-    errno.EDQUOT: f"the disk quota is used up: free space there or write elsewhere {ELSEWHERE}",
-    errno.ENOENT: f"that folder cannot be made there: choose another place {ELSEWHERE}",
-}
-
-
 def multirun_flag_first(args: list[str]) -> list[str]:
     """``args`` with ``-m`` / ``--multirun`` moved before the overrides: Hydra's parser takes it only there
     (``xmlthresh a=1 -m b=2,3`` was a usage dump with exit code 2); its meaning does not depend on the place."""
@@ -116,30 +118,6 @@ def multirun_flag_first(args: list[str]) -> list[str]:
     if not flags or args[:len(flags)] == flags:
         return args
     return flags[:1] + [arg for arg in args if arg not in ("-m", "--multirun")]
-
-
-def placement_message(exc: BaseException) -> str | None:
-    """One line for an ``OSError`` about a place the run uses (its folder, made by Hydra before any job code
-    runs: a 300-character folder name, a read-only folder, a full disk), naming the path, the problem and the
-    fix; None for any other exception (its traceback is shown)."""
-    if not isinstance(exc, OSError) or exc.errno not in PLACEMENT_ERRORS or not exc.filename:
-        return None
-    if exc.errno == errno.ENOENT and not _made_by_hydra(exc):  # a missing input file is the job's to report
-        return None
-    return f"{exc.filename}: {exc.strerror}; {PLACEMENT_ERRORS[exc.errno]}"
-
-
-def _made_by_hydra(exc: OSError) -> bool:
-    """Whether ``exc`` was raised by Hydra itself (making the run's folder): of the frames of Hydra and of
-    this package in its traceback, the innermost is Hydra's, so no job code was running."""
-    innermost = ""
-    tb = exc.__traceback__
-    while tb is not None:
-        module = tb.tb_frame.f_globals.get("__name__", "")
-        if module.startswith(("hydra.", "xmlthresh.")):
-            innermost = module
-        tb = tb.tb_next
-    return innermost.startswith("hydra.")
 
 
 def shows_job_config(args: list[str]) -> bool:

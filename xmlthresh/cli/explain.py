@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -133,6 +134,28 @@ def coordinate_ascent(lists: RankedLists, beta: float, start: np.ndarray) -> tup
     return moves, cuts, f
 
 
+def _count(total: int) -> str:
+    """A count as digits, or as a power of ten when it has more than 12 digits."""
+    digits = str(total)
+    return f"{total:,}" if len(digits) <= 12 else f"about {digits[0]}.{digits[1]} x 10^{len(digits) - 1}"
+
+
+def check_start(lists: RankedLists, start: Sequence[int]) -> np.ndarray:
+    """``start`` as cuts, one admissible cut per label of ``lists`` (labels with relevant documents), or a
+    ValueError naming the first that is not (a cut beyond the list gave precisions above 1 or below 0)."""
+    cuts = np.asarray(start, dtype=np.int64)
+    if len(cuts) != lists.n_labels:
+        raise ValueError(f"--start has {len(cuts)} cuts; the data set has {lists.n_labels} labels with relevant "
+                         "documents")
+    for k, cut in enumerate(cuts):
+        admissible = cut_options(lists, k)[0]
+        if cut not in admissible:
+            shown = ", ".join(map(str, admissible[:8])) + (", ..." if len(admissible) > 8 else "")
+            raise ValueError(f"--start: {int(cut)} is not a cut of label {k + 1}; its cuts are {shown} (m = "
+                             f"{lists.num_docs} predicts every document)")
+    return cuts
+
+
 def explain(lists: RankedLists, beta: float = 1.0, start: Sequence[int] | None = None,
             max_vectors: int = 10_000) -> str:
     """The text ``xmlthresh explain`` prints (module docstring)."""
@@ -150,8 +173,7 @@ def explain(lists: RankedLists, beta: float = 1.0, start: Sequence[int] | None =
                f"{'a' if domain.fixed_point_exists_ else 'no'} fixed point")
 
     counts = [len(cut_options(lists, k)[0]) for k in range(lists.n_labels)]
-    with np.errstate(over="ignore"):  # astronomically many vectors: inf, reported as such
-        total = float(np.prod(np.array(counts, dtype=float)))
+    total = math.prod(counts)  # exact (Python integers): ESP Game's count overflows a float
     out.append("")
     if total <= max_vectors:
         table = all_vectors(lists, beta)
@@ -167,7 +189,8 @@ def explain(lists: RankedLists, beta: float = 1.0, start: Sequence[int] | None =
         out.append(f"{len(local)} coordinate-wise maxima: " + ", ".join(
             f"{tuple(table['cuts'][i].tolist())} F {table['F'][i]:.4f}" for i in local))
     else:
-        out.append(f"every threshold vector: {total:.3g} of them (more than --max-vectors {max_vectors}), not listed")
+        out.append(f"every threshold vector: {_count(total)} of them (more than --max-vectors {max_vectors}), "
+                   "not listed")
 
     out += ["", f"linear objective R0^2 p + beta^2 P0^2 r at the optimum (P0, R0) = ({p0:.6f}, {r0:.6f}) per Pareto "
                 f"candidate of each distinct label (> = its best response, o = its cut at the optimum)"]
@@ -191,7 +214,7 @@ def explain(lists: RankedLists, beta: float = 1.0, start: Sequence[int] | None =
         start_cuts = STRATEGIES.get("independent")(beta=beta).fit_lists(lists).cuts_
         origin = "every label at its own F optimum"
     else:
-        start_cuts = np.asarray(start, dtype=np.int64)
+        start_cuts = check_start(lists, start)
         origin = "--start"
     moves, cuts, f = coordinate_ascent(lists, beta, start_cuts)
     out.append(f"cyclic coordinate ascent from {_short(start_cuts)} ({origin}):")
@@ -223,6 +246,11 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--start", default=None, help="cuts to start coordinate ascent from, e.g. 4,1")
     parser.add_argument("--max-vectors", type=int, default=10_000, help="list every threshold vector up to this")
     args, overrides = parser.parse_known_args(list(argv))
+    flags = [arg for arg in overrides if arg.startswith("-")]
+    if flags:  # Hydra would report "LexerNoViableAltException: --bogus"
+        parser.error(f"unknown option {flags[0]} (explain takes --start, --max-vectors and key=value overrides)")
+    if args.max_vectors < 0:
+        parser.error(f"--max-vectors must be >= 0, got {args.max_vectors}")
     try:
         cfg = compose(overrides)
         option = dict(cfg["dataset"])
@@ -235,10 +263,11 @@ def main(argv: Sequence[str]) -> int:
                               "(rank it first, e.g. save a ranker's scores and use dataset=scores)")
         start = None
         if args.start is not None:
-            start = [int(value) for value in args.start.split(",")]
-            if len(start) != int(np.count_nonzero(data.n_relevant > 0)):
-                raise ConfigError(f"--start has {len(start)} cuts; the data set has "
-                                  f"{int(np.count_nonzero(data.n_relevant > 0))} labels with relevant documents")
+            try:
+                start = [int(value) for value in args.start.split(",")]
+            except ValueError:
+                raise ConfigError(f"--start takes one cut per label, comma-separated integers (e.g. --start 4,1), "
+                                  f"got {args.start!r}") from None
         print(explain(data, float(cfg.get("beta", 1.0)), start, args.max_vectors), end="")
     except (ConfigError, HydraException, *user_error_types()) as exc:
         print(f"xmlthresh explain: error: {first_line(exc)}", file=sys.stderr)

@@ -61,7 +61,10 @@ def unknown_option_message(args: Sequence[str]) -> str | None:
         group = match["group"]
         known = [option.name for option in options(group)]
         for name in value.split(","):
-            if name not in ("null", *known):
+            if name == "null":  # Hydra's answer is a traceback: "Config group override must be a string"
+                return (f"{group}=null: a group takes the name of one of its options ({', '.join(known[:6])}"
+                        f"{', ...' if len(known) > 6 else ''}); to leave an optional group out, write ~{group}")
+            if name not in known:
                 return (f"unknown {group} option {name!r}; known: {', '.join(known) or '(none)'} "
                         f"(xmlthresh list describes them; your own go to conf/{group}/<name>.yaml)")
     return None
@@ -72,7 +75,10 @@ def run(args: Sequence[str] | None = None) -> None:
     for an unknown one: see :func:`unknown_option_message`); Hydra's own errors about the command line or the
     composition (a key that is not in the config, a malformed override) are one line too
     (:func:`one_line_hydra_errors`)."""
-    message = unknown_option_message(sys.argv[1:] if args is None else args)
+    from xmlthresh.config.schema import switch_override_problem
+
+    given = sys.argv[1:] if args is None else args
+    message = unknown_option_message(given) or switch_override_problem(given)
     if message is not None:
         print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
@@ -164,6 +170,15 @@ def hydra_main(cfg: DictConfig) -> float | None:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     container = OmegaConf.to_container(cfg, resolve=True)
     context = job_context()
+    if not context.get("multirun"):  # a sweep checks this once, for the keys it varies (run.sweep)
+        from xmlthresh.config.options import unread_task_keys
+
+        task = str(cfg.get("task", "thresholds"))
+        unread = unread_task_keys(task, context.get("override_list", []))
+        if unread:
+            print(f"xmlthresh: error: task={task} does not read {', '.join(unread)}; drop them, or run the task "
+                  "they belong to", file=sys.stderr)
+            sys.exit(1)
     if context.get("multirun"):
         from xmlthresh.run.parent_watch import watch_parent_if_sweep_worker
 

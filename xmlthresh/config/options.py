@@ -25,6 +25,20 @@ TASK_KEYS = {"thresholds": ("strategy", "dataset", "protocol", "ranker", "beta",
              "cde": ("estimator", "cde_dataset", "cde")}
 
 
+def unread_task_keys(task: str, overrides: list[str]) -> list[str]:
+    """The keys of ``overrides`` (``key=value``, ``group=option``) that belong to another task than ``task``
+    only (``task=cde strategy=pooled beta=3``: strategy and beta, which a CDE run ignores)."""
+    if task not in TASK_KEYS:
+        return []
+    others = {key for other, keys in TASK_KEYS.items() if other != task for key in keys} - set(TASK_KEYS[task])
+    found = []
+    for override in overrides:
+        key = override.lstrip("+~").split("=", 1)[0]
+        if key.split(".")[0].split("/")[0] in others and key not in found:
+            found.append(key)
+    return found
+
+
 @dataclass(frozen=True)
 class Option:
     group: str

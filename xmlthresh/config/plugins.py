@@ -26,6 +26,7 @@ import sys
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any, Sequence
 
 from xmlthresh._util.paths import ENTRY_POINT_GROUP, plugin_folders
 from xmlthresh._util.registry import on_unknown_name
@@ -82,16 +83,22 @@ def plugin_sources() -> list[tuple[str, str]]:
     return found
 
 
-def describe(check: bool = False) -> str:
-    """Human-readable listing for ``xmlthresh list``: every option of every group with its one-line
-    description, the plugins and the option folders -- read from the option folders, importing neither the
-    plugins nor a numerical library. ``check=True`` (``xmlthresh list --check``) also imports every plugin and
-    every registered class and lists the classes, with the reason of any that is unavailable here."""
+def describe(check: bool = False, groups: Sequence[str] = ()) -> str:
+    """Human-readable listing for ``xmlthresh list``: every option of every group (or of ``groups``) with its
+    one-line description, the plugins and the option folders -- read from the option folders, importing
+    neither the plugins nor a numerical library. ``check=True`` (``xmlthresh list --check``) also imports every
+    plugin and every registered class and lists the classes, with the reason of any that is unavailable
+    here, and builds every option of the user's and the plugins' folders (:func:`option_problems`)."""
     from xmlthresh.config.options import GROUPS, option_folders, option_lines
 
     lines = []
     if check:
         lines += _registered_classes()
+        problems = option_problems()
+        lines += ["options of the user's and the plugins' folders (xmlthresh list --check):"]
+        lines += [f"  {BROKEN} {problem}" for problem in problems] or ["  all build"]
+    if groups:
+        return "\n".join(lines + [line for group in groups for line in option_lines(group)])
     for group in GROUPS:
         lines += option_lines(group)
     lines.append("plugins:")
@@ -108,17 +115,60 @@ def describe(check: bool = False) -> str:
     return "\n".join(lines)
 
 
+#: marks an option of ``xmlthresh list --check`` that does not build (the command then exits with 1)
+BROKEN = "BROKEN"
+#: the option groups built from a registry, and the key of an option that names the class
+BUILT_GROUPS = {"strategy": "name", "dataset": "loader", "ranker": "name", "estimator": "name", "cde_dataset": "name"}
+
+
+def option_problems() -> list[str]:
+    """``<group>=<option>: <problem>`` for every option outside the package's own folder (the user's
+    ``conf/``, a plugin's) that does not compose, names no registered class, or has a key or value its class
+    refuses -- found here instead of when a run uses it. The package's own options are tested."""
+    from xmlthresh.config.compose import compose
+    from xmlthresh.config.options import options
+
+    load_plugins()
+    package_conf = (Path(__file__).resolve().parents[1] / "conf").resolve()
+    problems = []
+    for group, naming in BUILT_GROUPS.items():
+        registry = _registry(group)
+        for option in options(group):
+            if option.folder.resolve() == package_conf:
+                continue
+            try:
+                node = dict(compose([f"{group}={option.name}"] + (["task=cde"] if group in ("estimator", "cde_dataset")
+                                                                    else []))[group])
+                name = node.get(naming) or node.get("name")
+                params = {key: value for key, value in node.items() if key != naming}
+                if group != "dataset":
+                    params.pop("name", None)
+                registry.build(name, params)
+            except Exception as exc:  # noqa: BLE001 - every problem of a user's option is reported, none is fatal
+                from xmlthresh._util.errors import first_line
+
+                problems.append(f"{group}={option.name} ({option.folder}): {first_line(exc)}")
+    return problems
+
+
+#: where each group's registry lives (module, attribute)
+REGISTRY_MODULES = {"strategy": ("xmlthresh.strategies", "STRATEGIES"), "dataset": ("xmlthresh.datasets", "DATASETS"),
+                    "ranker": ("xmlthresh.rankers", "RANKERS"), "estimator": ("xmlthresh.cde", "ESTIMATORS"),
+                    "cde_dataset": ("xmlthresh.cde", "CDE_DATASETS")}
+
+
+def _registry(group: str) -> Any:
+    module, attribute = REGISTRY_MODULES[group]
+    return getattr(importlib.import_module(module), attribute)
+
+
 def _registered_classes() -> list[str]:
     """Every registered class of every registry (plugins imported), with the reason of an unavailable one."""
     load_plugins()
     lines = ["registered classes (xmlthresh list --check):"]
-    for module, attribute, kind in (("xmlthresh.strategies", "STRATEGIES", "strategy"),
-                                    ("xmlthresh.datasets", "DATASETS", "dataset"),
-                                    ("xmlthresh.rankers", "RANKERS", "ranker"),
-                                    ("xmlthresh.cde", "ESTIMATORS", "estimator"),
-                                    ("xmlthresh.cde", "CDE_DATASETS", "cde_dataset")):
+    for kind in REGISTRY_MODULES:
         try:
-            registry = getattr(importlib.import_module(module), attribute)
+            registry = _registry(kind)
             names = registry.names()
         except Exception as exc:  # a built-in package that cannot be imported here is reported, not fatal
             lines.append(f"  {kind}: UNAVAILABLE: {type(exc).__name__}: {exc}")

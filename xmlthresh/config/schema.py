@@ -107,6 +107,35 @@ def register_schema() -> None:
 
 
 
+def bool_keys(schema: type = XmlthreshConfig, prefix: str = "") -> set[str]:
+    """The dotted keys of the schema's switches (``warm_up``, ``tracking.enabled``, ...)."""
+    found: set[str] = set()
+    for item in fields(schema):
+        if item.type in (bool, "bool"):
+            found.add(prefix + item.name)
+        elif isinstance(item.default_factory, type) and hasattr(item.default_factory, "__dataclass_fields__"):
+            found |= bool_keys(item.default_factory, f"{prefix}{item.name}.")
+    return found
+
+
+def switch_override_problem(args: Iterable[str]) -> str | None:
+    """The one-line problem with the first command-line value of a switch that is not a bool word or 0/1
+    (OmegaConf takes any integer for a bool: ``warm_up=2`` meant true), or None. Every value of a sweep
+    (``force=true,2``) is checked; values Hydra computes (``choice(...)``, interpolations) are left to it."""
+    from xmlthresh._util.typed_params import FALSE_WORDS, TRUE_WORDS
+
+    switches = bool_keys()
+    allowed = TRUE_WORDS | FALSE_WORDS | {"0", "1"}
+    for arg in args:
+        key, sep, value = arg.lstrip("+").partition("=")
+        if not sep or key not in switches or any(c in value for c in "()[]{}$'\""):
+            continue
+        for word in value.split(","):
+            if word.strip().lower() not in allowed:
+                return f"{key} must be true or false (yes/no, on/off, 1/0), got {word!r}"
+    return None
+
+
 def unknown_top_level_keys(keys: Iterable[str]) -> list[str]:
     """The top-level keys of a composed config that neither the schema nor an option group declares
     (``+tpyo=1`` was accepted and ignored): a group folder of the package, the user's ``conf/`` or a plugin

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from xmlthresh._util.environment import env_flag
 from xmlthresh._util.files import atomic_output
 from xmlthresh._util.paths import data_dir
 from xmlthresh._util.errors import UserFacingError
@@ -50,7 +50,7 @@ def ensure_file(remote: RemoteFile, timeout: float = 60.0) -> Path:
         f"Download {remote.url} (sha256 {remote.sha256}) and save it as {target}, or point the "
         f"XMLTHRESH_DATA environment variable at a directory that holds {remote.relpath}."
     )
-    if os.environ.get("XMLTHRESH_OFFLINE", "") not in ("", "0"):
+    if env_flag("XMLTHRESH_OFFLINE"):
         raise DataUnavailableError(f"{target} is missing and downloads are off (XMLTHRESH_OFFLINE). {manual}")
     try:
         download(remote.url, target, remote.sha256, timeout=timeout)

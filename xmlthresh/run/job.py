@@ -105,9 +105,11 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
 def sync_mode(tracking: Mapping[str, Any]) -> str:
     """``tracking.sync`` of a single run (see :data:`xmlthresh.tracking.record.SYNC_MODES`); for a config
     without the key, ``$XMLTHRESH_TRACKING_SYNC`` or ``background``, as the packaged config says."""
-    import os
+    from xmlthresh._util.environment import env_choice
 
-    mode = str(tracking.get("sync") or os.environ.get("XMLTHRESH_TRACKING_SYNC", "background"))
+    if not tracking.get("sync"):
+        return env_choice("XMLTHRESH_TRACKING_SYNC", tuple(SYNC_MODES), "background")
+    mode = str(tracking.get("sync"))
     if mode not in SYNC_MODES:
         raise ConfigError(f"tracking.sync must be one of {', '.join(SYNC_MODES)}, got {mode!r}")
     return mode

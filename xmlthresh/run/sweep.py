@@ -76,13 +76,25 @@ class MlflowSweepCallback(Callback):
     """Creates and closes the parent run of a sweep (see module docstring)."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Checks the sweep before any job; a problem is one line and exit code 1 (SystemExit passes Hydra's
+        handler of callback errors, which would only warn and launch anyway), also a sweep folder that cannot
+        be written."""
+        problem = idle_sweep_message(config, sweep_values(config)) or sweep_settings_problem(config)
+        if problem is None:
+            try:
+                self._start(config)
+                return
+            except OSError as exc:
+                from xmlthresh._util.places import placement_message
+
+                problem = placement_message(exc) or f"{exc.filename or 'the sweep folder'}: {exc.strerror or exc}"
+        print(f"xmlthresh: error: {problem}", file=sys.stderr)
+        raise SystemExit(1)
+
+    def _start(self, config: DictConfig) -> None:
         global last_sweep_failures, _open_sweep, _progress
         last_sweep_failures = 0
         _stop_progress()
-        idle = idle_sweep_message(config, sweep_values(config))
-        if idle is not None:  # SystemExit passes Hydra's handler of callback errors (it would launch anyway)
-            print(f"xmlthresh: error: {idle}", file=sys.stderr)
-            raise SystemExit(1)
         mark_launcher()  # the workers a launcher starts end when this process is gone (parent_watch)
         clear_job_outcomes(config.hydra.sweep.dir)  # a re-launch into the same folder counts its own jobs only
         _progress = SweepProgress(Path(config.hydra.sweep.dir), count_jobs(config))
@@ -128,6 +140,11 @@ class MlflowSweepCallback(Callback):
         last_sweep_failures = failed_jobs(sweep_dir)
         parent = parent_run_id(sweep_dir)
         if not tracking.get("enabled", True) or parent is None:
+            study = (config.get("report", {}) or {}).get("kind")
+            if study:  # a study's report reads the jobs' result.json files: it needs no tracking
+                from xmlthresh.report.studies import write_study_report
+
+                print(write_study_report(str(study), sweep_dir)["markdown"].read_text())
             return
         uri = tracking.get("uri")
         from xmlthresh.tracking.mlflow_runs import finish_sweep_parent
@@ -361,6 +378,34 @@ def idle_sweep_message(config: DictConfig, values: dict[str, int] | None) -> str
     if len(unread) == len(swept):
         return (f"task={task} does not read {', '.join(unread)}: the sweep's {count_jobs(config)} jobs would be "
                 f"identical; sweep keys of task={task}, or give the task those keys belong to")
+    return None
+
+
+def sweep_settings_problem(config: DictConfig) -> str | None:
+    """A setting of the sweep that cannot work, found before any job runs (each was found only after every
+    job had run, or never): a comparison page without tracking (it reads the runs from MLflow), a study
+    report of an unknown kind, a joblib launcher with no worker."""
+    report = config.get("report", {}) or {}
+    tracking = config.get("tracking", {}) or {}
+    study = report.get("kind")
+    if report.get("enabled", False) and not tracking.get("enabled", True):
+        if not study:  # nothing at all would be written
+            return ("report.enabled=true writes the comparison page from the sweep's runs in MLflow, but "
+                    "tracking.enabled=false: turn tracking on, or drop report.enabled")
+        log.warning("report.enabled=true: the comparison page reads the sweep's runs from MLflow, which "
+                    "tracking.enabled=false turns off, so only the %s study report is written", study)
+    if study:
+        from xmlthresh.report.studies import STUDIES
+
+        if str(study) not in STUDIES:
+            return f"report.kind={study}: unknown study; known: {', '.join(STUDIES)}"
+    if "joblib" in str(OmegaConf.select(config, "hydra.launcher._target_", default="")).lower():
+        from xmlthresh.validation import InputError, check_n_jobs
+
+        try:
+            check_n_jobs("hydra.launcher.n_jobs", OmegaConf.select(config, "hydra.launcher.n_jobs", default=None))
+        except InputError as exc:
+            return str(exc)
     return None
 
 

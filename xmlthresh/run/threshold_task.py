@@ -111,11 +111,18 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
         from xmlthresh.run.population_metrics import population_metrics
 
         evaluation.update(population_metrics(dataset, data, strategy, beta))
+    asked = [key for key in ("ceiling", "achievable") if cfg.get(key, False)]
     if isinstance(data, ScoreData) and protocol != "oracle":
         if cfg.get("ceiling", False):
             evaluation["ceiling_f_macro"] = ceiling_f_macro(data.splits["test"], beta)
         if cfg.get("achievable", False):
             evaluation.update(achievable_f_macro(strategy, data.splits["test"], seed))
+    elif asked:  # said and recorded, not silently dropped
+        why = "ranked lists have no test split apart from the fit" if not isinstance(data, ScoreData) else \
+            "protocol=oracle fits on the test split itself"
+        log.warning("%s: not computed (%s); they compare a fit with the test split under protocol=holdout or "
+                    "crossfit", ", ".join(f"{key}=true" for key in asked), why)
+        evaluation["not_computed"] = {key: why for key in asked}
     fitted = strategy.fitted()
     for path in write_fitted(fitted, _label_ids(data), run_dir):
         tracker.log_artifact(path)

@@ -268,6 +268,9 @@ class PoolingMixin:
     pooling: float | str
     fallback: str
     pooling_space: str
+    #: an infinite pooling strength gives every label its group's reference (the typed schema refuses
+    #: infinities elsewhere)
+    infinite_params: ClassVar[tuple[str, ...]] = ("pooling",)
 
     def _check_pooling(self) -> None:
         from xmlthresh.strategies.pooling import check_pooling
@@ -442,6 +445,8 @@ class PrecisionControlMixin:
     min_precision: float
     smoothing: float
     max_predicted_per_positive: float | None
+    #: an infinite cap is no cap, like None
+    infinite_params: ClassVar[tuple[str, ...]] = ("max_predicted_per_positive",)
 
     def _check_precision_control(self) -> None:
         check_min_precision(self.min_precision)

@@ -211,6 +211,10 @@ def open_store(uri: str | None, repair: bool = True) -> str:
     uri = uri or default_tracking_uri()
     if uri not in _OPENED:
         check_store(uri)  # before importing mlflow (seconds): a store that cannot be used fails at once
+        if sqlite_path(uri) is not None:
+            # MLflow's documented pool setting: without pooled connections, a store healed by replacing its
+            # file (heal_store) is opened anew; a pooled connection kept reading the broken file it replaced
+            os.environ.setdefault("MLFLOW_SQLALCHEMYSTORE_POOLCLASS", "NullPool")
         import mlflow
 
         _quiet_mlflow_logging()

@@ -41,7 +41,7 @@ MAX_PARAM_LENGTH = 6000
 #: how a single run's record reaches MLflow: ``background`` (a detached process, the user does not wait),
 #: ``foreground`` (before the command returns), ``off`` (left pending for ``xmlthresh sync``); the jobs of a
 #: sweep are always sent by the sweep's launching process
-SYNC_MODES = ("background", "foreground", "off")
+from xmlthresh._util.environment import SYNC_MODES  # noqa: E402  (re-exported: tracking.sync's words)
 
 
 def now_ms() -> int:

@@ -122,6 +122,12 @@ def check_store_exists(uri: str) -> None:
                                  "otherwise)")
 
 
+#: free space a new sqlite store needs (MLflow's schema, migrated: about 1 MB, with room) and a run on an
+#: existing one (its params, metrics and tags)
+NEW_STORE_ROOM = 8 << 20
+RUN_ROOM = 1 << 20
+
+
 def check_sqlite_file(path: Path, uri: str) -> None:
     """The sqlite store file can be created or opened for writing, and holds a database (or nothing yet)."""
     if path.is_dir():
@@ -133,11 +139,22 @@ def check_sqlite_file(path: Path, uri: str) -> None:
     except OSError as exc:
         raise TrackingStoreError(f"tracking store {uri}: cannot create its directory {parent}: "
                                  f"{exc.strerror or exc}") from None
-    if not path.exists():
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise TrackingStoreError(f"tracking store {uri}: the directory {parent} is not writable, so the "
-                                     "database cannot be created; choose another tracking.uri or run with "
-                                     "tracking.enabled=false")
+    new = not path.exists()
+    if new and not os.access(parent, os.W_OK | os.X_OK):
+        raise TrackingStoreError(f"tracking store {uri}: the directory {parent} is not writable, so the "
+                                 "database cannot be created; choose another tracking.uri or run with "
+                                 "tracking.enabled=false")
+    need = NEW_STORE_ROOM if new else RUN_ROOM
+    try:
+        usage = shutil.disk_usage(parent)
+        free = usage.free if usage.total else None  # a pseudo file system (/proc) reports no size at all
+    except OSError:
+        free = None
+    if free is not None and free < need:  # sqlite's "database or disk is full" came as a 165-line traceback
+        raise TrackingStoreError(f"tracking store {uri}: the disk holding {parent} has {free / 2**20:.1f} MB free, "
+                                 f"less than the {need >> 20} MB {'a new store' if new else 'a run'} needs; free "
+                                 "space there, choose another tracking.uri or run with tracking.enabled=false")
+    if new:
         return
     if not os.access(path, os.R_OK | os.W_OK):
         raise TrackingStoreError(f"tracking store {uri}: {path} is read-only (runs write to it); make it "

@@ -33,7 +33,7 @@ share eps, and weights by f^ / proposal.
 from __future__ import annotations
 
 import logging
-
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -95,8 +95,12 @@ class FlexCode(TunedCDE):
     count_grids = ("n_basis_grid", "k_grid")
 
     def _check_params(self) -> None:
-        """Value checks of the post-processing grids (run by ``Registry.build`` before any fit)."""
+        """Value checks of the post-processing grids and the box margin (run by ``Registry.build`` before any
+        fit; a negative margin shrank the box below the training range: every loss NaN)."""
         super()._check_params()
+        if not 0 <= self.margin < math.inf:
+            raise ValueError(f"flexcode: margin must be a number >= 0 (a fraction of the training range added on "
+                             f"each side of the target box), got {self.margin!r}")
         for name, grid, ok, what in (
             ("bump_threshold_grid", self.bump_threshold_grid, lambda v: 0.0 <= v < 1.0, "in [0, 1)"),
             ("sharpen_grid", self.sharpen_grid, lambda v: v > 0.0, "positive"),

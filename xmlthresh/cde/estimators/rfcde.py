@@ -35,6 +35,7 @@ from xmlthresh.cde.basis import low_degree_features
 from xmlthresh.cde.mixture import DiagKernelMixture, blocks
 from xmlthresh.cde.registry import ESTIMATORS
 from xmlthresh.cde.tuning import best_cell, kernel_cde_losses
+from xmlthresh.validation import check_int, check_n_jobs
 
 
 def leaf_weights(forest: RandomForestRegressor, ref_leaves: np.ndarray, X: np.ndarray) -> sparse.csr_matrix:
@@ -99,6 +100,10 @@ class RFCDE(MixtureCDE, TunedCDE):
         """``max_samples`` is None or an integer >= 2 (checked by ``Registry.build`` before any fit)."""
         super()._check_params()
         check_cap(self.max_samples, "rfcde: max_samples", 2)
+        for name in ("n_estimators", "min_samples_leaf", "n_neighbors"):
+            check_int(f"estimator.{name}", getattr(self, name), 1)
+        check_int("estimator.basis_degree", self.basis_degree, 0)
+        check_n_jobs("estimator.n_jobs", self.n_jobs)
 
     def _forest(self, n: int) -> RandomForestRegressor:
         """The forest for ``n`` training rows (bootstrap of min(n, max_samples) rows per tree)."""
