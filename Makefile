@@ -24,7 +24,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml plugins/xmlthresh-peers/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]' -e 'plugins/xmlthresh-peers[xcolumns]'
+	$(BIN)/python -m pip install --quiet -e '.[all,test]' -e 'plugins/xmlthresh-peers[xcolumns]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -49,7 +49,7 @@ NEWEST_TESTS := tests/test_tracking.py tests/test_tracking_records.py tests/test
 test-newest:
 	test -x $(NEWEST)/bin/python || $(PYTHON) -m venv $(NEWEST)
 	$(NEWEST)/bin/python -m pip install --quiet --upgrade pip
-	$(NEWEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[test]' mlflow hydra-core
+	$(NEWEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[all,test]' mlflow hydra-core
 	$(NEWEST)/bin/python -c "import mlflow, hydra; print('newest: mlflow', mlflow.__version__, 'hydra-core', hydra.__version__)"
 	$(NEWEST)/bin/python -m pytest -q -p no:cacheprovider $(NEWEST_TESTS)
 

@@ -188,16 +188,24 @@ def load_dataset(name: str, *, seed: int = 0, **params: Any) -> Any:
     Returns :class:`~xmlthresh.data.ranked_lists.RankedLists` (ranked-list files),
     :class:`~xmlthresh.data.multilabel.ScoreData` (score files, simulated rankers) or
     :class:`~xmlthresh.data.multilabel.MultiLabelData` (features and labels: Mulan, XML repository)."""
-    from xmlthresh.config.compose import compose
     from xmlthresh.datasets import DATASETS
     from xmlthresh.config.options import options
+    from xmlthresh._util.extras import framework_required
     from xmlthresh._util.registry import UnknownNameError
     from xmlthresh.config.seeds import run_seed
 
     known = [option.name for option in options("dataset")]
     if name not in known:
         raise UnknownNameError(f"unknown dataset {name!r}; known: {', '.join(known)}")
-    option = compose([f"dataset={name}", f"seed={run_seed(seed)}"])["dataset"]
+    try:  # the options are composed as the command line composes them: by Hydra, part of the framework
+        from xmlthresh.config.compose import compose
+
+        option = compose([f"dataset={name}", f"seed={run_seed(seed)}"])["dataset"]
+    except ModuleNotFoundError as exc:
+        raise framework_required(exc, "load_dataset") from None
     option.update(params)
     loader = option.pop("loader", None) or option.get("name")
-    return DATASETS.build(loader, option).load()
+    try:
+        return DATASETS.build(loader, option).load()
+    except ModuleNotFoundError as exc:  # a reader of the framework (liac-arff for Mulan's files, ...)
+        raise framework_required(exc, f"load_dataset({name!r})") from None

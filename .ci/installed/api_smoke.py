@@ -56,8 +56,34 @@ def main() -> None:
     plugin = xmlthresh.fit_thresholds(split.scores, split.labels, strategy="pu")
     check(plugin.lower_bound <= plugin.upper_bound, "pu bounds out of order")
 
+    # the README's scikit-learn snippet: thresholds on out-of-fold scores, the classifier refitted
+    from sklearn.datasets import make_multilabel_classification
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.multiclass import OneVsRestClassifier
+
+    X, Y = make_multilabel_classification(n_samples=500, n_classes=8, random_state=0)
+    classifier = xmlthresh.ThresholdClassifier(OneVsRestClassifier(LogisticRegression()), strategy="domain",
+                                               cv=5, random_state=0).fit(X, Y)
+    check(classifier.result_.lower_bound <= classifier.result_.upper_bound, "classifier bounds out of order")
+    check(classifier.predict(X).shape == Y.shape, "classifier predictions have the wrong shape")
+    if len(sys.argv) > 1 and sys.argv[1] == "--lean":  # only the library's own dependencies are installed
+        missing = [name for name in ("hydra", "mlflow", "pandas", "matplotlib") if _importable(name)]
+        check(not missing, f"the lean install has {missing}")
+        try:
+            xmlthresh.load_dataset("espgame")
+        except ImportError as exc:
+            check('pip install "xmlthresh[bench]"' in str(exc), f"load_dataset's error names no extra: {exc}")
+        else:
+            check(False, "load_dataset worked without the framework")
+
     print(f"api smoke: ok (xmlthresh {xmlthresh.__version__} from {package.parent}; domain F-macro "
           f"{model.f_macro_:.6f} in [{model.lower_bound_:.6f}, {model.upper_bound_:.6f}])")
+
+
+def _importable(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ ok "build wheels" "$(basename "$CORE_WHEEL"), $(basename "$PEERS_WHEEL")"
 
 begin
 step venv "$PYTHON" -m venv "$VENV"
-REQUIREMENTS=("$CORE_WHEEL" "$PEERS_WHEEL[xcolumns]")
+REQUIREMENTS=("$CORE_WHEEL[all]" "$PEERS_WHEEL[xcolumns]")
 offline_install() { "$VENV/bin/python" -m pip install --quiet --no-compile --no-index --find-links "$WHEELHOUSE" "${REQUIREMENTS[@]}"; }
 if [[ -z "$WHEELHOUSE" ]]; then
     INSTALLED_FROM="dependencies resolved from the package index"
@@ -103,6 +103,27 @@ SITE="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["pu
 [[ -f "$SITE/xmlthresh_peers/conf/strategy/xcolumns_fw.yaml" ]] || fail "the installed plugin has no xcolumns_fw.yaml"
 ok "fresh venv + install" "$("$VENV/bin/python" -V), $INSTALLED_FROM"
 XMLTHRESH="$VENV/bin/xmlthresh"
+
+# ---------------------------------------------------------------------------------------------- the lean core
+# pip install xmlthresh (no extra): the library alone, in a venv of its own; the command line names the extra
+begin
+LEAN="$TMP/lean"
+step lean_venv "$PYTHON" -m venv "$LEAN"
+if [[ -n "$WHEELHOUSE" ]]; then
+    step lean_install "$LEAN/bin/python" -m pip install --quiet --no-compile --no-index --find-links "$WHEELHOUSE" \
+        "$CORE_WHEEL"
+else
+    step lean_install "$LEAN/bin/python" -m pip install --quiet --no-compile "$CORE_WHEEL"
+fi
+N_LEAN="$("$LEAN/bin/python" -m pip list --format=freeze 2>/dev/null | grep -cvE '^(pip|setuptools|wheel)==')"
+[[ "$N_LEAN" -le 15 ]] || fail "the lean install has $N_LEAN packages, more than 15"
+step lean_api "$LEAN/bin/python" "$HERE/api_smoke.py" --lean
+grep_log "api smoke: ok"
+LOG="$LOGS/lean_cli.log"
+if (cd "$WORK" && "$LEAN/bin/xmlthresh") >"$LOG" 2>&1; then fail "xmlthresh ran without the framework"; fi
+grep_log 'xmlthresh: error: xmlthresh needs hydra-core (module hydra), part of the framework'
+[[ "$(wc -l <"$LOG")" -eq 1 ]] || fail "the lean command line says more than one line"
+ok "lean install (library only)" "$N_LEAN packages with xmlthresh; the command line names xmlthresh[bench]"
 
 # ---------------------------------------------------------------------------------------------- runs
 begin
@@ -132,6 +153,11 @@ run = mlflow.MlflowClient("sqlite:///runs/mlflow.db").get_run(run_id)
 assert run.info.status == "FINISHED" and run.data.metrics["f_macro"] > 0, run.info
 PY
 ok "xmlthresh sync --wait" "run $(pyjson "${RESULTS[0]}" "r['mlflow_run_id'][:8]") FINISHED in ./runs/mlflow.db"
+
+begin
+step ui "$XMLTHRESH" ui --dry-run --port 5123
+grep_log "mlflow server --backend-store-uri sqlite:///$WORK/runs/mlflow.db --host 127.0.0.1 --port 5123"
+ok "xmlthresh ui --dry-run" "MLflow's server on ./runs/mlflow.db, 127.0.0.1"
 
 if [[ -f "${XMLTHRESH_DATA:-/nonexistent}/berger/ESPGameNN.txt" ]]; then
     begin

@@ -181,6 +181,16 @@ def console() -> None:
     atexit.register(exit_now)
     try:
         main()
+    except ModuleNotFoundError as exc:  # the lean install: the framework is an extra
+        from xmlthresh._util.extras import missing_extra
+
+        command = sys.argv[1] if sys.argv[1:2] and sys.argv[1] in ("explain", "ui", "sync", "list") else ""
+        message = missing_extra(exc, f"xmlthresh {command}".strip())
+        if message is None:
+            exit_code[0] = 1
+            raise
+        print(f"xmlthresh: error: {message}", file=sys.stderr)
+        exit_code[0] = 1
     except SystemExit as exc:
         exit_code[0] = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if exc.code is not None and not isinstance(exc.code, int):
