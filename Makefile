@@ -21,10 +21,11 @@ endif
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml plugins/xmlthresh-peers/pyproject.toml
+$(STAMP): pyproject.toml plugins/xmlthresh-peers/pyproject.toml plugins/xmlthresh-libmultilabel/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[all,test]' -e 'plugins/xmlthresh-peers[xcolumns]'
+	$(BIN)/python -m pip install --quiet -e '.[all,test]' -e 'plugins/xmlthresh-peers[xcolumns]' \
+	  -e plugins/xmlthresh-libmultilabel
 	touch $(STAMP)
 
 run: $(STAMP)
