@@ -12,6 +12,8 @@ averages the three thresholds. Here the rule is applied to the scores xmlthresh'
 strategy -- the fit split of holdout, or out-of-fold scores under crossfit -- so that it is compared with
 the other strategies on the same scores; the fold average is not needed on scores that are already held out.
 
+With ``beta`` other than 1 both terms are F_beta instead of F1 (LibMultiLabel's rule is the case beta = 1).
+
 Conventions: LibMultiLabel keeps the later of two cuts that tie on the objective (fewer predictions); cuts
 inside a group of equal scores are not admissible here (they are not threshold rules); the threshold of a
 cut is the midpoint between the last score left out and the first one kept, as LibMultiLabel places it;
@@ -43,7 +45,7 @@ def _column(scores, k: int) -> np.ndarray:
 
 
 def micromacro_cuts(x: np.ndarray, relevant: np.ndarray, micro: tuple[int, int, int], labels_seen: int,
-                    include_predict_all: bool) -> tuple[float, int, int, int, float]:
+                    include_predict_all: bool, beta: float = 1.0) -> tuple[float, int, int, int, float]:
     """The micromacro-freq choice for one label: (threshold, tp, fp, fn, objective) of the best cut of its
     scores ``x`` (``relevant``: its relevant documents, bool), given the micro counts (tp, fp, fn) of the
     labels visited before and how many labels are visited with this one."""
@@ -60,9 +62,11 @@ def micromacro_cuts(x: np.ndarray, relevant: np.ndarray, micro: tuple[int, int, 
     if not include_predict_all:
         admissible[0] = False
     micro_tp, micro_fp, micro_fn = micro
+    w = 1.0 + beta * beta  # F_beta = (1 + b^2) tp / ((1 + b^2) tp + b^2 fn + fp)
     with np.errstate(divide="ignore", invalid="ignore"):
-        label_f = np.nan_to_num(2 * tp / (2 * tp + fp + fn))
-        micro_f = np.nan_to_num(2 * (tp + micro_tp) / (2 * (tp + micro_tp) + fp + fn + micro_fp + micro_fn))
+        label_f = np.nan_to_num(w * tp / (w * tp + beta * beta * fn + fp))
+        all_tp, all_fp, all_fn = tp + micro_tp, fp + micro_fp, fn + micro_fn
+        micro_f = np.nan_to_num(w * all_tp / (w * all_tp + beta * beta * all_fn + all_fp))
     objective = np.where(admissible, micro_f + label_f / labels_seen, -np.inf)
     best = int(n - np.argmax(objective[::-1]))  # the later of tying cuts, as LibMultiLabel keeps them
     if best == 0:
@@ -84,12 +88,6 @@ class LibMultiLabelThresholding(ScoreStrategy):
     def __init__(self, beta: float = 1.0) -> None:
         super().__init__(beta=beta)
 
-    def _check_params(self) -> None:
-        super()._check_params()
-        if float(self.beta) != 1.0:
-            raise ValueError(f"lml_thresholding optimises Micro-F1 + Macro-F1 (beta = 1), got beta={self.beta!r}; "
-                             "use beta=1")
-
     def fit_scores(self, split: ScoredSplit) -> "LibMultiLabelThresholding":
         self._check_params()
         labels = split.labels.tocsc()
@@ -102,11 +100,12 @@ class LibMultiLabelThresholding(ScoreStrategy):
             relevant = np.zeros(split.n_docs, dtype=bool)
             relevant[labels.indices[labels.indptr[k]:labels.indptr[k + 1]]] = True
             threshold, tp, fp, fn, objective = micromacro_cuts(_column(split.scores, k), relevant, micro, seen,
-                                                               split.include_predict_all)
+                                                               split.include_predict_all, float(self.beta))
             thresholds[k] = threshold
             micro = (micro[0] + tp, micro[1] + fp, micro[2] + fn)
         self.score_thresholds_ = thresholds
-        self.info_ = {"kind": self.kind, "objective": "Micro-F1 + Macro-F1 (LibMultiLabel micromacro-freq)",
+        name = "F1" if float(self.beta) == 1.0 else f"F_{float(self.beta):g}"
+        self.info_ = {"kind": self.kind, "objective": f"Micro-{name} + Macro-{name} (LibMultiLabel micromacro-freq)",
                       "micro_plus_macro_on_fit": float(objective)}
         self._set_fit_results(split)
         return self
