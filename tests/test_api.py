@@ -47,6 +47,11 @@ def cheap(name: str) -> dict:
     return {key: value for key, value in CHEAP.items() if key in params}
 
 
+def declared(name: str) -> dict:
+    """``native_threshold`` for the strategy that needs the scores to declare one."""
+    return {"native_threshold": 0.5} if name == "native" else {}
+
+
 def certifies_the_empirical_f_macro(report: dict) -> bool:
     """Whether a certified strategy's bounds are about the F-macro of the fit data: a strategy that certifies
     another objective (``pu``: the plug-in objective under calibrated probabilities) names it in ``objective``."""
@@ -93,7 +98,7 @@ def test_a_saved_result_predicts_without_the_optimisation_code(tmp_path):
 def test_every_strategy_is_reachable_by_name(name, top_k, tmp_path):
     scores, labels = random_scores(1, n_docs=80, n_labels=7, top_k=top_k, ties=True)
     result = xmlthresh.fit_thresholds(scores, labels, strategy=name, beta=2.0, label_names=list("abcdefg"),
-                                      **cheap(name))
+                                      **cheap(name), **declared(name))
     cls = STRATEGIES.get(name)
     assert result.strategy == name and result.kind == cls(**cheap(name)).kind and result.beta == 2.0
     assert result.params == cls(beta=2.0, **cheap(name)).get_params()
@@ -200,7 +205,7 @@ def test_predict_reproduces_the_fitted_f_macro_exactly(instance, beta, name, pre
         return
     try:
         result = xmlthresh.fit_thresholds(scores, labels, strategy=name, beta=beta, include_predict_all=predict_all,
-                                          **cheap(name))
+                                          **cheap(name), **declared(name))
     except ValueError as error:  # scores that never vary: a calibration (pu) cannot be fitted, and says so
         if single_score(scores) and re.search(r"cannot calibrate", str(error)):
             return
@@ -238,7 +243,7 @@ def test_save_load_round_trips_bit_for_bit(thresholds, f, names, tmp_path_factor
 def test_rule_arrays_round_trip_bit_for_bit(name, tmp_path):
     """A rule saved as its state (no per-label thresholds) comes back with every array bit for bit."""
     scores, labels = random_scores(4, n_docs=60, n_labels=5)
-    result = xmlthresh.fit_thresholds(scores, labels, name, **cheap(name))
+    result = xmlthresh.fit_thresholds(scores, labels, name, **cheap(name), **declared(name))
     if result.rule is None:
         assert result.thresholds is not None
         return
@@ -434,3 +439,17 @@ def test_library_arguments_are_checked_not_read_by_truthiness(arguments, message
     _, _, scores, labels = _frames()
     with pytest.raises(InputError, match=message):
         xmlthresh.fit_thresholds(scores, labels, **arguments)
+
+
+@pytest.mark.fast
+def test_a_result_has_a_short_repr_and_a_pandas_form():
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.random((40, 200)), columns=[f"l{k}" for k in range(200)])
+    result = xmlthresh.fit_thresholds(frame, frame > 0.7)
+    text = repr(result)
+    assert text.startswith("ThresholdResult(strategy='domain', n_labels=200, beta=1, f_macro=") and len(text) < 160
+    series = result.to_series()
+    assert list(series.index) == list(frame.columns) and (series.to_numpy() == result.thresholds).all()
+    assert series.name == "threshold" and series.index.name == "label"

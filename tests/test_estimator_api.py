@@ -32,7 +32,8 @@ NAMES = [name for name in STRATEGIES.names() if available(name)]
 
 
 def small_params(name: str) -> dict:
-    return {"linearization_region": {"grid": 10}, "xcolumns_bca": {"max_outer": 4, "max_iter": 5}}.get(name, {})
+    return {"linearization_region": {"grid": 10}, "xcolumns_bca": {"max_outer": 4, "max_iter": 5},
+            "native": {"threshold": 0.5}}.get(name, {})
 
 
 @pytest.mark.parametrize("top_k", [None, 4], ids=["dense", "sparse_top4"])

@@ -18,5 +18,7 @@ def test_native_predicts_what_the_classifier_predicts_and_needs_a_declared_thres
     labels[0] = True
     result = xmlthresh.fit_thresholds(scores, labels, strategy="native", native_threshold=0.0)
     assert (result.predict(scores).toarray() == (scores > 0)).all()
-    with pytest.raises(ValueError, match="strategy=native needs scores that declare their decision threshold"):
+    with pytest.raises(ValueError, match="strategy=native needs a decision threshold"):
         xmlthresh.fit_thresholds(scores, labels, strategy="native")
+    given = xmlthresh.fit_thresholds(scores, labels, strategy="native", threshold=0.5)
+    assert (given.predict(scores).toarray() == (scores > 0.5)).all()

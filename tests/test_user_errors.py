@@ -91,8 +91,8 @@ CASES: tuple[Case, ...] = (
          E + "environment variable XMLTHRESH_OFFLINE='maybe' must be true or false (yes/no, on/off, 1/0); unset it "
          "for off", env={"XMLTHRESH_OFFLINE": "maybe"}),
     Case("group_null", "Raw errors", "`ranker=null` (Hydra: a traceback)", ("ranker=null",),
-         E + "ranker=null: a group takes the name of one of its options (br_logreg, knn, mlknn); to leave an optional "
-         "group out, write ~ranker"),
+         E + "ranker=null: a group takes the name of one of its options (br_logreg, knn, lml_linear, lml_tree, mlknn); "
+         "to leave an optional group out, write ~ranker"),
     Case("unread_task_keys", "Silently wrong", "`task=cde strategy=pooled beta=3` (ignored without a word)",
          ("task=cde", "strategy=pooled", "beta=3"),
          E + "task=cde does not read strategy, beta; drop them, or run the task they belong to"),
@@ -178,7 +178,7 @@ CASES: tuple[Case, ...] = (
          E + "estimator 'nnkcde' has no parameter(s) bogus; its parameters: bandwidth_grid, bounds, k_grid, max_val, "
          "random_state, tune, val_fraction"),
     Case("ranker_unknown", "Raw tracebacks", "`ranker=nosuch` (an optional group)", ("ranker=nosuch",),
-         E + "unknown ranker option 'nosuch'; known: br_logreg, knn, mlknn..."),
+         E + "unknown ranker option 'nosuch'; known: br_logreg, knn, lml_linear, lml_tree, mlknn..."),
     Case("protocol_unknown", "Raw tracebacks", "`protocol=nosuch`", ("protocol=nosuch",),
          E + "unknown protocol option 'nosuch'; known: crossfit, holdout, oracle (xmlthresh list describes them; "
          "your own go to conf/protocol/<name>.yaml)"),
@@ -347,7 +347,7 @@ def test_every_bad_input_is_one_line_naming_the_problem(case, inputs, monkeypatc
 
 
 @pytest.mark.parametrize("args, start", [
-    (["ranker=nosuch"], "xmlthresh: error: unknown ranker option 'nosuch'; known: br_logreg, knn, mlknn"),
+    (["ranker=nosuch"], "xmlthresh: error: unknown ranker option 'nosuch'; known: br_logreg, knn, lml_linear, lml_tree, mlknn"),
     (["seed=abc"], "xmlthresh: error: seed must be an integer in [0, 4294967295], got 'abc' (str)"),
 ])
 def test_the_console_command_prints_the_same_one_line(args, start, inputs):

@@ -36,32 +36,72 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
                    **params: Any) -> ThresholdResult:
     """Fit per-label decision thresholds maximising F-macro = F_beta(mean precision, mean recall).
 
-    ``scores``: documents x labels, a dense float array or a scipy CSR matrix of top-k scores (missing
-    entries are unscored and rank below every scored document; never densified). ``labels``: 0/1 or bool,
-    dense or sparse, same shape. ``strategy``: a registered strategy name (``domain``: the exact optimum with
-    certified bounds; ``independent``, ``coordinate``, ``scut``, the peers ``xcolumns_fw``, ...), ``params`` its
-    parameters (``refine="bnb"``, ...). ``label_names``: one name per label, saved with the thresholds
-    (default 0..n-1). ``include_predict_all``: whether "predict every document" is a candidate for a label.
-    ``native_threshold``: the scores' own decision threshold (0.5 for probabilities, 0 for margins; None when
-    there is none), which ``fallback="native"`` gives the labels without a relevant document.
+    Parameters
+    ----------
+    scores : array-like or scipy.sparse CSR matrix, shape (documents, labels)
+        Dense float scores, a pandas DataFrame (its columns name the labels and are matched to ``labels``'
+        by name), or the sparse top-k scores of an extreme classifier (missing entries are unscored and rank
+        below every scored document; never densified).
+    labels : array-like or scipy.sparse matrix, shape (documents, labels)
+        0/1 or bool relevance of the same documents and labels.
+    strategy : str, default "domain"
+        A registered strategy: ``domain`` (the exact optimum with certified bounds), ``pooled`` (for
+        thresholds applied to new documents), ``independent``, ``coordinate``, ``scut``, ``native``, the peers
+        ``xcolumns_fw``, ``lml_thresholding``, ... (``xmlthresh list strategy``).
+    beta : float, default 1.0
+        The beta of F_beta (recall weighs beta times as much as precision).
+    label_names : sequence, optional
+        One name per label, saved with the thresholds (default: a DataFrame's columns, else 0..n-1).
+    include_predict_all : bool, default True
+        Whether "predict every document" is a candidate for a label.
+    native_threshold : float, optional
+        The scores' own decision threshold (0.5 for probabilities, 0 for margins), which ``strategy="native"``
+        and ``fallback="native"`` use.
+    interval : float, optional
+        A level in (0, 1), e.g. 0.9, to also get ``f_macro_interval``: where the F-macro of these thresholds on
+        ``new_documents`` new documents of the same distribution falls with that probability, from
+        ``interval_resamples`` bootstrap refits drawn with ``interval_seed`` (docs/interval.md measures its
+        coverage). It costs that many refits, so it is off by default.
+    interval_resamples, interval_seed, new_documents : int
+        The bootstrap's size, seed and the number of new documents (default: as many as fitted).
+    **params
+        The strategy's parameters (``refine="bnb"``, ``smoothing=10``, ...).
 
-    ``interval``: a level in (0, 1), e.g. 0.9, to also get ``result.f_macro_interval``: [low, high] where the
-    F-macro of these thresholds on ``new_documents`` new documents (default: as many as fitted) of the same
-    distribution falls with that probability, from ``interval_resamples`` bootstrap refits of the strategy
-    drawn with ``interval_seed`` (:mod:`xmlthresh.strategies.interval`; its coverage is measured in
-    docs/interval.md). It costs that many refits, so it is off by default.
+    Returns
+    -------
+    ThresholdResult
+        ``thresholds`` (a numpy array; ``to_series()`` for pandas), ``f_macro`` on the fit data, the certified
+        ``lower_bound`` / ``upper_bound`` (None for a strategy without a certificate), ``predict``, ``save``.
 
-    Labels without a relevant document are excluded from F-macro (their threshold is +inf, never predict).
+    Warns
+    -----
+    PredictAllWarning
+        When more than half of the labels predict every document (such rules rarely transfer).
 
-    Which strategy: ``domain`` (the default) is the exact optimum *of these documents*, and its certified
-    bounds hold for them, not for new documents: fitted on one labelled sample and applied to another, its
-    thresholds drift to the ends of the PR curves. For thresholds that will be applied to new documents use
-    ``strategy="pooled"`` (``domain`` with precision smoothing, at most 20 predictions per fit positive and a
-    fallback for labels without a fit positive; chosen on the development collection of the transfer study,
-    docs/pooled.md), which :class:`~xmlthresh.ThresholdClassifier` uses by default.
+    Notes
+    -----
+    The certified bounds hold for *these* documents, not for new ones: ``domain`` is the exact optimum of the
+    fit data, and fitted on one labelled sample and applied to another its thresholds drift to the ends of
+    the PR curves. For thresholds applied to new documents use ``strategy="pooled"`` (``domain`` with
+    precision smoothing, at most 20 predictions per fit positive and a fallback for labels without a fit
+    positive; chosen on the development collection of the transfer study, docs/pooled.md), which
+    :class:`~xmlthresh.ThresholdClassifier` uses by default, and ``interval`` for what to expect on new data.
+    Labels without a relevant document are left out of F-macro (threshold +inf: never predict). Strategies
+    of kind "uses test scores" (``xcolumns_bca``) choose their predictions on the scores they predict: the
+    result has no per-label thresholds, and ``predict(scores)`` re-optimises on them.
 
-    Strategies of kind "uses test scores" (``xcolumns_bca``) choose their predictions on the scores they
-    predict: the result has no per-label thresholds, and ``result.predict(scores)`` re-optimises on them.
+    Examples
+    --------
+    >>> import numpy as np, xmlthresh
+    >>> scores = np.array([[0.9, 0.2], [0.8, 0.7], [0.3, 0.6], [0.1, 0.1]])
+    >>> labels = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+    >>> result = xmlthresh.fit_thresholds(scores, labels)
+    >>> result.thresholds
+    array([0.8, 0.6])
+    >>> result.f_macro, result.lower_bound == result.upper_bound
+    (1.0, True)
+    >>> result.predict(np.array([[0.85, 0.65]])).toarray()
+    array([[ True,  True]])
     """
     estimator = make_strategy(strategy, beta, params)
     if interval is not None:

@@ -53,7 +53,7 @@ FIELDS = ("format", "version", "strategy", "kind", "params", "beta", "include_pr
 USES_TEST_SCORES = "uses test scores"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ThresholdResult:
     """Fitted thresholds of one strategy on one score matrix (see the module docstring)."""
 
@@ -87,6 +87,26 @@ class ThresholdResult:
     @property
     def n_labels(self) -> int:
         return len(self.label_names)
+
+    def __repr__(self) -> str:
+        """One line: the strategy, the label count, F-macro and the certificate (the fields would be
+        thousands of thresholds)."""
+        bounds = "" if self.lower_bound is None else f", bounds=[{self.lower_bound:.6g}, {self.upper_bound:.6g}]"
+        interval = "" if self.f_macro_interval is None else (
+            f", interval={self.interval_level:g}:[{self.f_macro_interval[0]:.4g}, {self.f_macro_interval[1]:.4g}]")
+        return (f"ThresholdResult(strategy={self.strategy!r}, n_labels={self.n_labels}, beta={self.beta:g}, "
+                f"f_macro={self.f_macro:.6g}{bounds}{interval})")
+
+    def to_series(self) -> Any:
+        """The thresholds as a pandas Series indexed by the label names (named ``threshold``): the pandas
+        form of ``thresholds``, which stays a numpy array whatever the input was. Needs pandas; a rule that is
+        not per-label thresholds has none (``rule``) and raises ``ValueError``."""
+        if self.thresholds is None:
+            raise ValueError(f"strategy {self.strategy!r} has no per-label thresholds (its rule is in .rule)")
+        import pandas as pd
+
+        names = [name.item() if isinstance(name, np.generic) else name for name in self.label_names]
+        return pd.Series(np.asarray(self.thresholds), index=pd.Index(names, name="label"), name="threshold")
 
     @property
     def uses_test_scores(self) -> bool:
