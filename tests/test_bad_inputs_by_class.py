@@ -251,3 +251,100 @@ def test_a_store_on_a_full_disk_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(store.shutil, "disk_usage", lambda path: usage._replace(free=100_000))
     with pytest.raises(store.TrackingStoreError, match=r"has 0.1 MB free, less than the 8 MB a new store needs"):
         store.check_sqlite_file(tmp_path / "mlflow.db", f"sqlite:///{tmp_path}/mlflow.db")
+
+
+# ------------------------------------------------------------------ the third fresh list
+@pytest.mark.fast
+def test_a_strategy_class_and_interval_settings_without_an_interval_are_refused():
+    from xmlthresh.strategies import STRATEGIES
+
+    scores, labels = _data()
+    with pytest.raises(InputError, match=r"got the class IndependentStrategy; e.g. strategy='independent'"):
+        xmlthresh.fit_thresholds(scores, labels, strategy=STRATEGIES.get("independent"))
+    with pytest.raises(InputError, match=r"new_documents set the population interval, which interval=<level>"):
+        xmlthresh.fit_thresholds(scores, labels, new_documents=1000)  # was dropped without a word
+
+
+@pytest.mark.fast
+def test_label_sets_for_y_point_to_the_binarizer():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.multiclass import OneVsRestClassifier
+
+    X = np.random.default_rng(0).normal(size=(4, 2))
+    with pytest.raises(InputError, match=r"MultiLabelBinarizer\(\).fit_transform\(y\)"):
+        xmlthresh.ThresholdClassifier(OneVsRestClassifier(LogisticRegression())).fit(X, [[0], [0, 1], [1], []])
+
+
+@pytest.mark.fast
+def test_hand_edited_thresholds_files_name_what_disagrees_and_rules_are_checked(tmp_path):
+    scores, labels = _data()
+    path = xmlthresh.fit_thresholds(scores, labels).save(tmp_path / "t.json")
+    payload = json.loads(path.read_text())
+    payload["n_labels"] = 5
+    path.write_text(json.dumps(payload))
+    with pytest.raises(InputError, match=r"n_labels is 5 but the file holds 4 label names and 4 thresholds"):
+        xmlthresh.ThresholdResult.load(path)
+    rcut = xmlthresh.fit_thresholds(scores, labels, strategy="rcut").save(tmp_path / "r.json")
+    for bad in (-3, "2"):
+        payload = json.loads(rcut.read_text())
+        payload["rule"]["t"] = bad
+        rcut.write_text(json.dumps(payload))
+        with pytest.raises(InputError, match=r"its rule cannot be used: rcut's rule 't' must be an integer in 1..4"):
+            xmlthresh.ThresholdResult.load(rcut)
+
+
+def test_a_mulan_folder_is_named_by_its_folder_and_a_mandatory_value_is_named(tmp_path, isolated_home):
+    from xmlthresh.datasets import DATASETS
+
+    assert DATASETS.build("mulan", {"path": str(tmp_path / "my_set")}).name == "my_set"  # was "???"
+    with pytest.raises(InputError, match=r"needs a value for dataset.name \(the option leaves it to you"):
+        DATASETS.build("mulan", {"name": "???"})
+
+
+@pytest.mark.fast
+def test_a_byte_order_mark_is_named():
+    from xmlthresh.data.ranked_list_format import RankedListFormatError, parse_ranked_lists
+
+    with pytest.raises(RankedListFormatError, match=r"starts with a UTF-8 byte-order mark \(bytes EF BB BF\)"):
+        parse_ranked_lists(b"\xef\xbb\xbf1 2 1 0 1\n2 3 0 1 1\n")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["task=cde", "cde.n_plot_points=-1"], "cde.n_plot_points must be an integer in [0, 12], got -1"),
+    (["dataset=ranked_lists"], "needs a value for dataset.path (the option leaves it to you"),
+    (["experiment=beta_sweep", "hydra.mode=RUN"], "this configuration is a sweep (hydra.sweeper.params: "),
+])
+def test_settings_a_single_run_cannot_honour_are_one_line(isolated_home, tmp_path, args, message):
+    from helpers import run_cli
+
+    proc = run_cli([*args, "tracking.enabled=false", "plots=false", f"hydra.run.dir={tmp_path}/run"])
+    assert message in _one_line(proc)
+
+
+def test_a_file_where_the_run_folder_goes_is_one_line(isolated_home, tmp_path):
+    from helpers import run_cli
+
+    (tmp_path / "afile").write_text("")
+    proc = run_cli(["tracking.enabled=false", f"hydra.run.dir={tmp_path}/afile"])
+    assert "a file is there, where a folder belongs" in _one_line(proc)
+
+
+def test_explain_refuses_keys_it_does_not_read(capsys):
+    from xmlthresh.cli.explain import main
+
+    with pytest.raises(SystemExit):
+        main(["dataset=counterexample", "task=cde", "strategy=independent"])
+    assert "explain reads the data set" in capsys.readouterr().err
+
+
+def test_a_report_that_cannot_write_names_its_own_option(tmp_path):
+    import errno
+
+    from xmlthresh._util import files
+
+    token = files.WRITE_ELSEWHERE.set("--out")
+    try:
+        message = str(files._write_failed(tmp_path / "x", OSError(errno.ENOSPC, "No space left on device")))
+    finally:
+        files.WRITE_ELSEWHERE.reset(token)
+    assert message.endswith("free space there or write elsewhere (--out)")

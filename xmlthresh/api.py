@@ -104,6 +104,12 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
     array([[ True,  True]])
     """
     estimator = make_strategy(strategy, beta, params)
+    unused = [key for key, value, default in (("interval_resamples", interval_resamples, 30),
+                                               ("interval_seed", interval_seed, 0), ("new_documents", new_documents, None))
+              if value != default]
+    if interval is None and unused:  # they were dropped without a word
+        raise InputError(f"{', '.join(unused)} set the population interval, which interval=<level> asks for (e.g. "
+                         "interval=0.9); without it they do nothing")
     if interval is not None:
         from xmlthresh.strategies.interval import check_interval
 
@@ -159,6 +165,12 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
 
 def make_strategy(name: str, beta: float, params: dict[str, Any]) -> BaseStrategy:
     """An unfitted strategy by registry name (a plugin's name loads the plugins), with its parameters checked."""
+    if not isinstance(name, str):
+        given = getattr(name, "registry_name", "") or getattr(type(name), "registry_name", "")
+        hint = f"strategy={given!r}" if given else "strategy='domain'"
+        what = f"the class {name.__name__}" if isinstance(name, type) else f"a {type(name).__name__}"
+        raise InputError(f"strategy must be a strategy's name (text), got {what}; e.g. {hint}, its parameters as "
+                         "keyword arguments")
     return STRATEGIES.build(name, {"beta": beta, **params})  # a plugin's name loads the plugins
 
 
@@ -219,11 +231,12 @@ def _frame_values(frame: Any, what: str) -> np.ndarray:
                          f"{sorted(set(map(str, frame.dtypes)))}); convert them, e.g. frame.astype(float)") from None
 
 
-def load_dataset(name: str, *, seed: int = 0, **params: Any) -> Any:
+def load_dataset(name: str, /, *, seed: int = 0, **params: Any) -> Any:
     """The data set of the option ``name`` (``"espgame"``, ``"corel5k"``, ``"synthetic_xmc"``, ... -- what
     ``xmlthresh list`` shows under dataset), loaded as the CLI loads it: raw files found under
     ``$XMLTHRESH_DATA``, derived caches in ``$XMLTHRESH_CACHE``. ``params`` override the option's parameters
-    (``first_n_labels=100``); ``seed`` is the run seed options refer to as ``${seed}``.
+    (``first_n_labels=100``, and ``name=`` too: ``load_dataset("mulan", name="emotions")``); ``seed`` is the
+    run seed options refer to as ``${seed}``.
 
     Returns :class:`~xmlthresh.data.ranked_lists.RankedLists` (ranked-list files),
     :class:`~xmlthresh.data.multilabel.ScoreData` (score files, simulated rankers) or

@@ -252,7 +252,14 @@ def _check_targets(Y: Any, n_samples: int) -> sp.csr_matrix:
     """Y as a boolean CSR indicator matrix (samples x labels), or a readable error ("Unknown label type",
     scikit-learn's phrase for a target a classifier cannot take)."""
     if not sp.issparse(Y):
-        array = np.asarray(Y)
+        try:
+            array = np.asarray(Y)
+        except ValueError:  # ragged: lists of label ids per sample
+            array = np.asarray(Y, dtype=object)
+        if array.dtype == object and array.ndim == 1:
+            raise InputError("Unknown label type: ThresholdClassifier needs a 0/1 multi-label indicator matrix "
+                             "(samples x labels); for a list of label sets per sample use "
+                             "sklearn.preprocessing.MultiLabelBinarizer().fit_transform(y)")
         if array.ndim != 2:
             raise InputError(f"Unknown label type: ThresholdClassifier needs a 2-D multi-label indicator y "
                              f"(samples x labels), got shape {array.shape}; for a single binary target use "

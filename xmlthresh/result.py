@@ -41,6 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from xmlthresh import __version__
+from xmlthresh._util.errors import first_line
 from xmlthresh._util.files import jsonable
 from xmlthresh.thresholds import apply_thresholds
 from xmlthresh.validation import InputError, check_label_names, check_scores
@@ -223,6 +224,12 @@ class ThresholdResult:
                              "version, or fit the thresholds again")
         _check_field_types(payload, where)
         n_labels = payload["n_labels"]
+        if len(payload["label_names"]) != n_labels:  # name the fields that disagree, whichever was edited
+            given = payload["thresholds"]
+            also = "" if given is None else f" and {len(given)} thresholds"
+            raise InputError(f"{where}: n_labels is {n_labels} but the file holds {len(payload['label_names'])} label "
+                             f"names{also}; they must agree (fit and save the thresholds again rather than editing "
+                             "the file)")
         try:  # the rule a fit applies: a file edited by hand must not bring back what a fit refuses
             label_names = check_label_names(payload["label_names"], n_labels, what="label_names")
         except InputError as exc:
@@ -240,7 +247,7 @@ class ThresholdResult:
                 first = int(np.flatnonzero(np.isnan(thresholds))[0])
                 raise InputError(f"{where}: thresholds[{first}] (label {label_names[first].item()!r}) is NaN; a "
                                  "threshold is a number, \"inf\" (never predict) or \"-inf\" (predict every document)")
-        return cls(
+        result = cls(
             thresholds=thresholds,
             f_macro=_decode(payload["f_macro"]),
             lower_bound=_decode(payload["lower_bound"]),
@@ -257,6 +264,12 @@ class ThresholdResult:
             interval_level=_decode_level(payload.get("interval_level"), where),
             _report=_decode(payload["report"]),
         )
+        if result.rule is not None:  # a rule edited by hand is checked now, as a fit checks its parameters
+            try:
+                result._rule_estimator()
+            except (ValueError, TypeError, KeyError) as exc:
+                raise InputError(f"{where}: its rule cannot be used: {first_line(exc)}") from None
+        return result
 
 
 #: the JSON type every field of a thresholds file must have (a file edited by hand with "false" in quotes was

@@ -13,6 +13,7 @@ gets (``tempfile.mkstemp`` would create it 0o600, and the rename would keep that
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import json
 import os
@@ -39,12 +40,19 @@ class WriteFailedError(OSError):
         return str(self.strerror)
 
 
+#: the settings that choose where the running command writes, named by a failed write (the report sets its
+#: own: ``--out``; a run's are Hydra's folder and the project's)
+WRITE_ELSEWHERE: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "write_elsewhere", default="hydra.run.dir, XMLTHRESH_HOME, XMLTHRESH_CACHE")
+
+
 def _write_failed(path: Path, exc: OSError) -> WriteFailedError:
     hint = ""
+    elsewhere = WRITE_ELSEWHERE.get()
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        hint = "; free space there or write elsewhere (hydra.run.dir, XMLTHRESH_HOME, XMLTHRESH_CACHE)"
+        hint = f"; free space there or write elsewhere ({elsewhere})"
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        hint = "; the place is not writable: write elsewhere (hydra.run.dir, XMLTHRESH_HOME, XMLTHRESH_CACHE)"
+        hint = f"; the place is not writable: write elsewhere ({elsewhere})"
     return WriteFailedError(exc.errno, f"cannot write {path}: {exc.strerror or exc}{hint}")
 
 

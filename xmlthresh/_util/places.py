@@ -17,6 +17,7 @@ PLACEMENT_ERRORS = {
     errno.ENOSPC: f"the disk is full: free space there or write elsewhere {ELSEWHERE}",
     errno.EDQUOT: f"the disk quota is used up: free space there or write elsewhere {ELSEWHERE}",
     errno.ENOENT: f"that folder cannot be made there: choose another place {ELSEWHERE}",
+    errno.EEXIST: f"a file is there, where a folder belongs: choose another place {ELSEWHERE}",
 }
 
 

@@ -41,6 +41,10 @@ class ConfigError(InputError):
     """A configuration that names an unknown parameter, misses a required one or gives one an invalid value."""
 
 
+#: OmegaConf's mark of a mandatory value that the option does not set
+MISSING_VALUE = "???"
+
+
 class UnavailableError(ImportError):
     """A registered plugin whose optional dependency is missing here; the message says what to install."""
 
@@ -133,10 +137,14 @@ class Registry(Generic[T]):
         except ParameterTypeError as refused:  # the grid check or the class's own says more (the range)
             raise _own_refusal(self.kind, cls, params) or refused from None
         check_sequence_params(self.kind, cls, params)
-        obj = cls(**params)
+        unset = [key for key, value in params.items() if isinstance(value, str) and value == MISSING_VALUE]
+        obj = cls(**params)  # a class that refuses the unset value says so in its own words
         check = getattr(obj, "_check_params", None)
         if callable(check):
             check()
+        if unset:  # OmegaConf's mark of a value the option leaves to the user, taken as text by the class
+            raise ConfigError(f"{what} needs a value for {', '.join(f'{self.kind}.{key}' for key in unset)} (the "
+                              f"option leaves it to you: {self.kind}.{unset[0]}=...)")
         return obj
 
     def discover(self) -> None:

@@ -249,6 +249,12 @@ def main(argv: Sequence[str]) -> int:
     flags = [arg for arg in overrides if arg.startswith("-")]
     if flags:  # Hydra would report "LexerNoViableAltException: --bogus"
         parser.error(f"unknown option {flags[0]} (explain takes --start, --max-vectors and key=value overrides)")
+    read = ("dataset", "beta", "seed", "hydra")  # what explain uses; any other key was ignored without a word
+    unread = [arg.split("=", 1)[0] for arg in overrides
+              if arg.lstrip("+~").split("=", 1)[0].split(".")[0].split("/")[0] not in read]
+    if unread:
+        parser.error(f"explain reads the data set (dataset=..., dataset.<key>=...) and beta only; {', '.join(unread)} "
+                     "would be ignored: drop them")
     if args.max_vectors < 0:
         parser.error(f"--max-vectors must be >= 0, got {args.max_vectors}")
     try:

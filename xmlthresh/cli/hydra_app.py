@@ -173,6 +173,12 @@ def hydra_main(cfg: DictConfig) -> float | None:
     if not context.get("multirun"):  # a sweep checks this once, for the keys it varies (run.sweep)
         from xmlthresh.config.options import unread_task_keys
 
+        swept = OmegaConf.select(HydraConfig.get(), "sweeper.params") or {}
+        if swept:  # a preset's sweep run as one job (hydra.mode=RUN): its sweep was dropped without a word
+            print(f"xmlthresh: error: this configuration is a sweep (hydra.sweeper.params: {', '.join(swept)}) "
+                  "run as a single job; drop hydra.mode=RUN (or run it with -m)", file=sys.stderr)
+            sys.exit(1)
+
         task = str(cfg.get("task", "thresholds"))
         unread = unread_task_keys(task, context.get("override_list", []))
         if unread:

@@ -226,6 +226,9 @@ def _describe_error(line: bytes, source: str, err: int, line_no: int, token_no: 
     if len(token) > 40:
         token = token[:40] + "..."
     where = f"{source} line {line_no}"
+    if line_no == 1 and line.startswith(b"\xef\xbb\xbf"):  # an editor's mark, shown as '\ufeff1'
+        return (f"{where}: the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which ranked lists do "
+                "not have; save it without one (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' <file>)")
     if err == _BAD_TOKEN:
         return f"{where}: token {token_no} ({token!r}) is not 0 or 1 (relevance of list position {token_no - 2})"
     if err == _MISSING_SIZE:

@@ -107,11 +107,14 @@ class MulanFormatError(ValueError):
 class MulanDataset(Dataset):
     """A Mulan data set (see the module docstring); ``load()`` returns :class:`MultiLabelData`."""
 
-    def __init__(self, name: str, path: str | None = None, validation_fraction: float = 0.25,
+    def __init__(self, name: str | None = None, path: str | None = None, validation_fraction: float = 0.25,
                  test_fraction: float = 0.25, seed: int = 0, drop_attributes: Sequence[str] | None = None,
                  include_predict_all: bool = True, first_n_labels: int | None = None):
+        if not name and path:  # the folder names the set (a run recorded "???" for every such folder)
+            name = Path(str(path)).expanduser().name or None
         if not name:
-            raise ValueError("dataset 'mulan' needs a name: dataset.name=<folder under $XMLTHRESH_DATA>")
+            raise ValueError("dataset 'mulan' needs a name: dataset.name=<folder under $XMLTHRESH_DATA>, or "
+                             "dataset.path=<its folder>")
         super().__init__(name=name, include_predict_all=include_predict_all, first_n_labels=first_n_labels)
         self.path = path
         self.validation_fraction = float(validation_fraction)

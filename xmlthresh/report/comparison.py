@@ -170,12 +170,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from xmlthresh._util.errors import first_line, user_error_types
     from xmlthresh.tracking.mlflow_runs import mlflow_error_types
 
+    from xmlthresh._util.files import WRITE_ELSEWHERE
+
+    token = WRITE_ELSEWHERE.set("--out")  # the report's own setting of where it writes
     try:
         return report(args, argv)
     except user_error_types() + mlflow_error_types() as exc:
         print(f"{PROG}: error: {first_line(exc)}", file=sys.stderr)
         return 1
     finally:  # called as a function (tests, scripts), the process keeps its own MLflow settings
+        WRITE_ELSEWHERE.reset(token)
         for key in set_here:
             os.environ.pop(key, None)
 

@@ -17,7 +17,10 @@ from typing import Any, Mapping
 from xmlthresh.cde.benchmark import run_benchmark
 from xmlthresh.config.seeds import run_seed
 from xmlthresh.tracking.mlflow_runs import flatten
-from xmlthresh.validation import check_size
+from xmlthresh.validation import check_int, check_size
+
+#: test points whose densities a run draws at most (one panel each: 99 made a 27,720-pixel picture)
+MAX_PLOT_POINTS = 12
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +47,8 @@ def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict
     tracker.log_params({"estimator": estimator_name, "cde_dataset": dataset_name, "seed": seed,
                         **flatten(estimator_cfg, "estimator."), **flatten(dataset_cfg, "cde_dataset."),
                         **parallelism})
+    cde_cfg["n_plot_points"] = check_int("cde.n_plot_points", cde_cfg.get("n_plot_points", 3), 0,
+                                         MAX_PLOT_POINTS)  # before the fit, not when drawing
     if cde_cfg.get("density_at_x") is not None:  # the slice is drawn after the fit: its size is checked before
         cde_cfg["slice_grid"] = check_size("cde.slice_grid", cde_cfg.get("slice_grid", 80), SLICE_BYTES_PER_POINT,
                                            2, unit="grid point", square=True)

@@ -79,7 +79,12 @@ class PCutStrategy(ScoreStrategy):
         return {"x": float(self.x_), "prior": np.asarray(self.prior_, dtype=np.float64)}
 
     def restore_rule(self, state: dict, n_labels: int) -> "PCutStrategy":
-        self.x_, self.prior_, self.n_features_in_ = float(state["x"]), np.asarray(state["prior"]), n_labels
+        x, prior = state.get("x"), np.asarray(state.get("prior"))
+        if isinstance(x, bool) or not isinstance(x, (int, float, np.number)) or not 0 < x < np.inf:
+            raise ValueError(f"pcut's rule 'x' must be a positive number, got {x!r}")
+        if prior.shape != (n_labels,) or prior.dtype.kind not in "iuf" or not np.all((prior >= 0) & (prior <= 1)):
+            raise ValueError(f"pcut's rule 'prior' must hold one share in [0, 1] per label ({n_labels})")
+        self.x_, self.prior_, self.n_features_in_ = float(x), prior.astype(np.float64), n_labels
         return self
 
     def predict_split(self, split: ScoredSplit) -> sp.csr_matrix:

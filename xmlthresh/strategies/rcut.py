@@ -56,7 +56,10 @@ class RCutStrategy(ScoreStrategy):
         return {"t": int(self.t_)}
 
     def restore_rule(self, state: dict, n_labels: int) -> "RCutStrategy":
-        self.t_, self.n_features_in_ = int(state["t"]), n_labels
+        t = state.get("t")
+        if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or not 1 <= t <= max(n_labels, 1):
+            raise ValueError(f"rcut's rule 't' must be an integer in 1..{n_labels} (labels per document), got {t!r}")
+        self.t_, self.n_features_in_ = int(t), n_labels
         return self
 
     def predict_split(self, split: ScoredSplit) -> sp.csr_matrix:
