@@ -53,7 +53,8 @@ from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.metrics import f_beta
 from xmlthresh.validation import check_int, check_size
 from xmlthresh.strategies._domain_kernels import branch_and_bound, label_classes
-from xmlthresh.strategies._kernels import coordinate_ascent, increment_sweep, independent_argmax, select_crossing
+from xmlthresh.strategies._kernels import (coordinate_ascent_in_order, increment_sweep, independent_argmax,
+                                           select_crossing)
 from xmlthresh.strategies.base import PoolingMixin, PrecisionControlMixin, ThresholdStrategy
 from xmlthresh.strategies.registry import STRATEGIES
 
@@ -140,11 +141,14 @@ class DomainStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy):
             return float(f_beta(precision[state].sum() / n, recall[state].sum() / n, self.beta))
 
         best, best_f, before = np.asarray(choice), f_of(choice), f_of(choice)
+        # labels visited in an order fixed by their candidates, not their position: the result must not
+        # depend on the order of the labels (identical labels are interchangeable)
+        order = np.argsort(self._label_classes(candidates), kind="stable").astype(np.int64)
         passes = 0
         for start in (np.ascontiguousarray(choice, dtype=np.int64).copy(),
                       independent_argmax(candidates.cand_ptr, precision, recall, b2)):
-            made, _ = coordinate_ascent(candidates.cand_ptr, precision, recall, start, b2,
-                                        self.POLISH_MAX_PASSES, 1e-15)
+            made, _ = coordinate_ascent_in_order(candidates.cand_ptr, precision, recall, start, order, b2,
+                                                 self.POLISH_MAX_PASSES, 1e-15)
             passes += int(made)
             if f_of(start) > best_f:
                 best, best_f = start, f_of(start)
