@@ -36,9 +36,11 @@ upper - lower <= ``gap_tol`` (``info_['refine_status'] = 'proved'``) or after ``
 
 Polishing (``polish='coordinate'``, default): the sweep's best state is achievable but not always a
 coordinate-wise maximum. Cyclic coordinate ascent (the ``coordinate`` strategy's kernel) is run from it and
-from the ``coordinate`` strategy's own start T_b, and the better result is kept, so ``domain`` is never below
-``coordinate``. The certificate is unchanged: the upper bound holds for every threshold vector. The result is within the
-certified gap; ``refine='bnb'`` proves the discrete optimum. ``info_['polish_gain']`` records what it added.
+from the ``coordinate`` strategy's own start T_b, and the better result is kept; the labels are visited in an
+order fixed by their candidates, so the result does not depend on their order. ``coordinate`` visits them in
+their given order, so the two ascents from T_b may end at different coordinate-wise maxima; a property test
+checks on random instances that ``domain`` is not below ``coordinate``. The certificate is unchanged: the
+upper bound holds for every threshold vector. The result is within the certified gap; ``refine='bnb'`` proves the discrete optimum. ``info_['polish_gain']`` records what it added.
 """
 
 from __future__ import annotations
@@ -130,7 +132,7 @@ class DomainStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy):
 
     def _polished(self, candidates: Candidates, choice: np.ndarray) -> np.ndarray:
         """The better of two coordinate-wise maxima (``polish='coordinate'``): cyclic coordinate ascent from the
-        sweep's ``choice`` and from T_b, the ``coordinate`` strategy's own start, so the result is never below
+        sweep's ``choice`` and from T_b, the ``coordinate`` strategy's own start, so the result is rarely below
         that strategy's; ``choice`` itself when neither improves it (or ``polish='none'``)."""
         if self.polish == "none":
             return choice
