@@ -53,17 +53,16 @@ def test_parameters_are_validated(params, message):
         domain(**{"refine": "bnb", **params}).fit_lists(lists)
 
 
-def test_default_is_the_sweep_polished_by_coordinate_ascent():
+def test_default_is_the_plain_sweep():
     assert domain().get_params() == {"beta": 1.0, "refine": "none", "gap_tol": 1e-9, "max_nodes": 100_000,
                                      "min_precision": 0.0, "smoothing": 0.0, "pooling": 0.0, "fallback": "never",
                                      "pooling_space": "score", "max_predicted_per_positive": None,
-                                     "polish": "coordinate"}
+                                     "polish": "none"}
     lists = RankedLists.from_relevance_lists([[0, 0, 0, 1, 0, 0], [1, 0, 1, 1, 0, 1]], [1, 4], num_docs=6)
     model = domain().fit_lists(lists)
     assert set(model.info_) == {
         "n_hull_edges", "best_step", "fixed_point_exists", "hull_argmax_precision", "hull_argmax_recall", "gap",
         "objective", "n_labels_predict_all", "n_labels_precision_one", "n_labels_predict_nothing",
-        "polish_passes", "polish_gain",
     }
 
 
@@ -78,7 +77,7 @@ def test_optimum_at_a_candidate_that_is_not_a_hull_vertex():
     plain = domain(polish="none").fit_lists(lists)
     assert plain.f_macro_ == pytest.approx(0.6285714285714286, abs=TOL)  # hull vertices only
     assert plain.upper_bound_ == pytest.approx(0.65, abs=TOL)
-    polished = domain().fit_lists(lists)  # coordinate ascent from the sweep's state reaches the middle cut
+    polished = domain(polish="coordinate").fit_lists(lists)  # coordinate ascent from the sweep's state reaches the middle cut
     assert polished.f_macro_ == pytest.approx(7 / 11, abs=TOL) and polished.upper_bound_ == plain.upper_bound_
     model = domain(refine="bnb").fit_lists(lists)
     assert model.f_macro_ == pytest.approx(7 / 11, abs=TOL) == brute_force(lists)["f_macro"]

@@ -55,15 +55,14 @@ def test_baselines_never_exceed_brute_force(instance):
 
 @SETTINGS
 @given(small_instances())
-def test_domain_is_never_below_coordinate_and_polishing_keeps_the_certificate(instance):
+def test_polishing_never_lowers_the_sweep_and_keeps_the_certificate(instance):
     """The sweep's best state polished by coordinate ascent (from it and from T_b) is never below the
-    ``coordinate`` strategy, never below the unpolished sweep, and the upper bound still brackets the truth."""
+    unpolished sweep, and the upper bound still brackets the truth. (It can be below the ``coordinate``
+    strategy, which visits the labels in their given order: a hypothesis example found one.)"""
     lists, beta = instance
     truth = brute_force(lists, beta)["f_macro"]
-    polished = STRATEGIES.get("domain")(beta=beta).fit_lists(lists)
-    sweep = STRATEGIES.get("domain")(beta=beta, polish="none").fit_lists(lists)
-    coordinate = STRATEGIES.get("coordinate")(beta=beta).fit_lists(lists)
-    assert polished.f_macro_ >= coordinate.f_macro_ - TOL
+    polished = STRATEGIES.get("domain")(beta=beta, polish="coordinate").fit_lists(lists)
+    sweep = STRATEGIES.get("domain")(beta=beta).fit_lists(lists)
     assert polished.f_macro_ >= sweep.f_macro_ - TOL
     assert polished.upper_bound_ == sweep.upper_bound_
     assert polished.lower_bound_ <= truth + TOL <= polished.upper_bound_ + 2 * TOL

@@ -34,12 +34,13 @@ upper - lower <= ``gap_tol`` (``info_['refine_status'] = 'proved'``) or after ``
 ``label_classes`` and the sweep's ``root_lower_bound`` / ``root_upper_bound``. With ``refine='none'``
 (default) nothing changes.
 
-Polishing (``polish='coordinate'``, default): the sweep's best state is achievable but not always a
+Polishing (``polish='coordinate'``; default ``'none'``): the sweep's best state is achievable but not always a
 coordinate-wise maximum. Cyclic coordinate ascent (the ``coordinate`` strategy's kernel) is run from it and
 from the ``coordinate`` strategy's own start T_b, and the better result is kept; the labels are visited in an
 order fixed by their candidates, so the result does not depend on their order. ``coordinate`` visits them in
 their given order, so the two ascents from T_b may end at different coordinate-wise maxima; a property test
-checks on random instances that ``domain`` is not below ``coordinate``. The certificate is unchanged: the
+does not check that ``domain`` is above ``coordinate``, because it is not always (a hypothesis example found one
+below it), which is why the polish is not the default. The certificate is unchanged: the
 upper bound holds for every threshold vector. The result is within the certified gap; ``refine='bnb'`` proves the discrete optimum. ``info_['polish_gain']`` records what it added.
 """
 
@@ -87,7 +88,7 @@ class DomainStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy):
     def __init__(
         self, beta: float = 1.0, refine: str = "none", gap_tol: float = 1e-9, max_nodes: int = 100_000,
         min_precision: float = 0.0, smoothing: float = 0.0, pooling: float | str = 0.0, fallback: str = "never",
-        pooling_space: str = "score", max_predicted_per_positive: float | None = None, polish: str = "coordinate",
+        pooling_space: str = "score", max_predicted_per_positive: float | None = None, polish: str = "none",
     ) -> None:
         super().__init__(beta=beta)
         self.polish = polish
