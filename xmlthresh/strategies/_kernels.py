@@ -184,40 +184,13 @@ def increment_sweep(start_p_sum, start_r_sum, step_dp, step_dr, n, b2):
 
 @cached_njit
 def coordinate_ascent(cand_ptr, precision, recall, current, b2, max_passes, tol):
-    """Cyclic coordinate ascent on F-macro: each label in turn moves to its best candidate with the others
-    fixed, until a full pass changes nothing (an improvement must exceed ``tol``) or ``max_passes``.
+    """Cyclic coordinate ascent on F-macro: each label in turn (0..n-1) moves to its best candidate with the
+    others fixed, until a full pass changes nothing (an improvement must exceed ``tol``) or ``max_passes``.
 
     ``current`` (candidate index per label) is updated in place. Returns (passes made, converged).
     """
-    n = len(cand_ptr) - 1
-    inv_n = 1.0 / n
-    sum_p = 0.0
-    sum_r = 0.0
-    for k in range(n):
-        sum_p += precision[current[k]]
-        sum_r += recall[current[k]]
-    passes = 0
-    while passes < max_passes:
-        passes += 1
-        changed = False
-        for k in range(n):
-            c = current[k]
-            rest_p = sum_p - precision[c]
-            rest_r = sum_r - recall[c]
-            best_f = f_beta_scalar((rest_p + precision[c]) * inv_n, (rest_r + recall[c]) * inv_n, b2)
-            best = c
-            for i in range(cand_ptr[k], cand_ptr[k + 1]):
-                f = f_beta_scalar((rest_p + precision[i]) * inv_n, (rest_r + recall[i]) * inv_n, b2)
-                if f > best_f + tol:
-                    best_f, best = f, i
-            if best != c:
-                current[k] = best
-                changed = True
-                sum_p = rest_p + precision[best]
-                sum_r = rest_r + recall[best]
-        if not changed:
-            return passes, True
-    return passes, False
+    order = np.arange(len(cand_ptr) - 1)
+    return coordinate_ascent_in_order(cand_ptr, precision, recall, current, order, b2, max_passes, tol)
 
 
 @cached_njit
