@@ -53,17 +53,19 @@ def test_parameters_are_validated(params, message):
         domain(**{"refine": "bnb", **params}).fit_lists(lists)
 
 
-def test_default_is_the_plain_sweep():
+def test_default_is_the_polished_sweep_without_branch_and_bound():
     assert domain().get_params() == {"beta": 1.0, "refine": "none", "gap_tol": 1e-9, "max_nodes": 100_000,
                                      "min_precision": 0.0, "smoothing": 0.0, "pooling": 0.0, "fallback": "never",
                                      "pooling_space": "score", "max_predicted_per_positive": None,
-                                     "polish": "none"}
+                                     "polish": "coordinate"}
     lists = RankedLists.from_relevance_lists([[0, 0, 0, 1, 0, 0], [1, 0, 1, 1, 0, 1]], [1, 4], num_docs=6)
     model = domain().fit_lists(lists)
     assert set(model.info_) == {
         "n_hull_edges", "best_step", "fixed_point_exists", "hull_argmax_precision", "hull_argmax_recall", "gap",
         "objective", "n_labels_predict_all", "n_labels_precision_one", "n_labels_predict_nothing",
+        "polish_gain", "polish_source", "polish_skipped", "polish_passes",
     }
+    assert model.info_["polish_source"] == "sweep_ascent" and model.info_["polish_gain"] > 0
 
 
 # ------------------------------------------------------------------ exactness

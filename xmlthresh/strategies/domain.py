@@ -34,14 +34,18 @@ upper - lower <= ``gap_tol`` (``info_['refine_status'] = 'proved'``) or after ``
 ``label_classes`` and the sweep's ``root_lower_bound`` / ``root_upper_bound``. With ``refine='none'``
 (default) nothing changes.
 
-Polishing (``polish='coordinate'``; default ``'none'``): the sweep's best state is achievable but not always a
-coordinate-wise maximum. Cyclic coordinate ascent (the ``coordinate`` strategy's kernel) is run from it and
-from the ``coordinate`` strategy's own start T_b, and the better result is kept; the labels are visited in an
-order fixed by their candidates, so the result does not depend on their order. ``coordinate`` visits them in
-their given order, so the two ascents from T_b may end at different coordinate-wise maxima; a property test
-does not check that ``domain`` is above ``coordinate``, because it is not always (a hypothesis example found one
-below it), which is why the polish is not the default. The certificate is unchanged: the
-upper bound holds for every threshold vector. The result is within the certified gap; ``refine='bnb'`` proves the discrete optimum. ``info_['polish_gain']`` records what it added.
+Polishing (``polish='coordinate'``, the default): the sweep's best state is achievable but not always a
+coordinate-wise maximum, and cyclic coordinate ascent from T_b (the ``coordinate`` strategy) can, rarely, end
+above it. The polish keeps the best of three states: the sweep's, coordinate ascent from it (labels visited in
+an order fixed by their candidates), and the ``coordinate`` strategy's own result (from T_b, labels in their
+given order, the same passes and tolerance). So ``domain`` is never below ``coordinate`` on the same fit
+problem. When the sweep's state is already within ``POLISH_SKIP_GAP`` of the certified upper bound nothing can
+beat it by more than that, and the polish is skipped (``info_['polish_skipped'] = True``). The certificate is
+unchanged: the upper bound holds for every threshold vector, so the result is within the certified gap;
+``refine='bnb'`` proves the discrete optimum. ``info_['polish_gain']`` records what the polish added and
+``info_['polish_source']`` which state won (``'sweep'``, ``'sweep_ascent'`` or ``'coordinate'``). Because
+``coordinate`` depends on the order of the labels, so can the polished F-macro when ``'coordinate'`` wins;
+``polish='none'`` gives the sweep's state, whose F-macro and bounds do not depend on the labels' order.
 """
 
 from __future__ import annotations
@@ -56,8 +60,8 @@ from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.metrics import f_beta
 from xmlthresh.validation import check_int, check_size
 from xmlthresh.strategies._domain_kernels import branch_and_bound, label_classes
-from xmlthresh.strategies._kernels import (coordinate_ascent_in_order, increment_sweep, independent_argmax,
-                                           select_crossing)
+from xmlthresh.strategies._kernels import (coordinate_ascent, coordinate_ascent_in_order, increment_sweep,
+                                           independent_argmax, select_crossing)
 from xmlthresh.strategies.base import PoolingMixin, PrecisionControlMixin, ThresholdStrategy
 from xmlthresh.strategies.registry import STRATEGIES
 
@@ -82,13 +86,17 @@ class DomainStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy):
     REFINE = ("none", "bnb")
     #: values of ``polish``
     POLISH = ("coordinate", "none")
-    #: the coordinate ascent of the polish stops after this many passes (it starts near a maximum)
+    #: the coordinate ascent of the polish stops after this many passes, and accepts a gain above this
+    #: tolerance: the ``coordinate`` strategy's defaults, so that its result is one of the polish's candidates
     POLISH_MAX_PASSES = 1000
+    POLISH_TOL = 1e-15
+    #: a sweep state this close to the certified upper bound cannot be beaten by more than this: no polish
+    POLISH_SKIP_GAP = 1e-12
 
     def __init__(
         self, beta: float = 1.0, refine: str = "none", gap_tol: float = 1e-9, max_nodes: int = 100_000,
         min_precision: float = 0.0, smoothing: float = 0.0, pooling: float | str = 0.0, fallback: str = "never",
-        pooling_space: str = "score", max_predicted_per_positive: float | None = None, polish: str = "none",
+        pooling_space: str = "score", max_predicted_per_positive: float | None = None, polish: str = "coordinate",
     ) -> None:
         super().__init__(beta=beta)
         self.polish = polish
@@ -132,9 +140,9 @@ class DomainStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy):
         return self._polished(candidates, choice)
 
     def _polished(self, candidates: Candidates, choice: np.ndarray) -> np.ndarray:
-        """The better of two coordinate-wise maxima (``polish='coordinate'``): cyclic coordinate ascent from the
-        sweep's ``choice`` and from T_b, the ``coordinate`` strategy's own start, so the result is rarely below
-        that strategy's; ``choice`` itself when neither improves it (or ``polish='none'``)."""
+        """The best of the sweep's ``choice``, coordinate ascent from it, and the ``coordinate`` strategy's own
+        result (``polish='coordinate'``); ``choice`` itself with ``polish='none'``, or when the sweep's state is
+        within ``POLISH_SKIP_GAP`` of the certified upper bound ``self._upper_f``."""
         if self.polish == "none":
             return choice
         precision, recall = candidates.precision, candidates.recall
@@ -143,19 +151,29 @@ class DomainStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy):
         def f_of(state: np.ndarray) -> float:
             return float(f_beta(precision[state].sum() / n, recall[state].sum() / n, self.beta))
 
-        best, best_f, before = np.asarray(choice), f_of(choice), f_of(choice)
-        # labels visited in an order fixed by their candidates, not their position: the result must not
-        # depend on the order of the labels (identical labels are interchangeable)
+        before = f_of(choice)
+        self.info_["polish_gain"] = 0.0
+        self.info_["polish_source"] = "sweep"
+        upper = getattr(self, "_upper_f", None)
+        self.info_["polish_skipped"] = bool(upper is not None and upper - before <= self.POLISH_SKIP_GAP)
+        if self.info_["polish_skipped"]:
+            return choice
+        # from the sweep's state, labels in an order fixed by their candidates (identical labels are
+        # interchangeable, so this ascent does not depend on the labels' order) ...
+        from_sweep = np.ascontiguousarray(choice, dtype=np.int64).copy()
         order = np.argsort(self._label_classes(candidates), kind="stable").astype(np.int64)
-        passes = 0
-        for start in (np.ascontiguousarray(choice, dtype=np.int64).copy(),
-                      independent_argmax(candidates.cand_ptr, precision, recall, b2)):
-            made, _ = coordinate_ascent_in_order(candidates.cand_ptr, precision, recall, start, order, b2,
-                                                 self.POLISH_MAX_PASSES, 1e-15)
-            passes += int(made)
-            if f_of(start) > best_f:
-                best, best_f = start, f_of(start)
-        self.info_["polish_passes"] = passes
+        passes_sweep, _ = coordinate_ascent_in_order(candidates.cand_ptr, precision, recall, from_sweep, order, b2,
+                                                     self.POLISH_MAX_PASSES, self.POLISH_TOL)
+        # ... and exactly what the coordinate strategy computes: from T_b, labels in their given order
+        from_tb = independent_argmax(candidates.cand_ptr, precision, recall, b2)
+        passes_tb, _ = coordinate_ascent(candidates.cand_ptr, precision, recall, from_tb, b2,
+                                         self.POLISH_MAX_PASSES, self.POLISH_TOL)
+        best, best_f = np.asarray(choice), before
+        for source, state in (("sweep_ascent", from_sweep), ("coordinate", from_tb)):
+            if f_of(state) > best_f:  # ties keep the earlier, order-free state
+                best, best_f = state, f_of(state)
+                self.info_["polish_source"] = source
+        self.info_["polish_passes"] = int(passes_sweep) + int(passes_tb)
         self.info_["polish_gain"] = best_f - before
         return best
 
