@@ -57,9 +57,10 @@ test-newest:
 	$(NEWEST)/bin/python -m pytest -q -p no:cacheprovider $(NEWEST_TESTS)
 
 # The documentation site (mkdocs.yml: docs/*.md, the API reference from the docstrings, README sections
-# included by docs/hooks/readme_sections.py), built with warnings as errors into site/.
+# included by docs/hooks/readme_sections.py), built with warnings as errors into site/ (without
+# mkdocs-material's banner about its successor, which is no warning of the build).
 docs: $(STAMP)
-	$(BIN)/python -m mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --site-dir site
 
 check-installed: $(STAMP)
 	PYTHON=$(PYTHON) BUILD_PYTHON=$(BIN)/python .ci/installed/check.sh
