@@ -3,7 +3,9 @@
 #   make test   - create .venv on first use, install xmlthresh with test extras, run the test suite, then
 #                 check the package as users get it (make check-installed: .ci/installed/check.sh builds the
 #                 wheels, installs them into a fresh venv in a temporary directory and runs them from there),
-#                 then the tracking and command-line tests against the newest MLflow and Hydra (make test-newest)
+#                 then the tracking and command-line tests against the newest MLflow and Hydra (make test-newest),
+#                 then the documentation site (make docs)
+#   make docs   - build the documentation site into site/ (mkdocs, every warning an error)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -17,21 +19,21 @@ ifeq ($(origin XMLTHRESH_DATA), undefined)
   endif
 endif
 
-.PHONY: run test test-fast test-newest pytest check-installed setup ui clean
+.PHONY: run test test-fast test-newest pytest check-installed docs setup ui clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml plugins/xmlthresh-peers/pyproject.toml plugins/xmlthresh-libmultilabel/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[all,test]' -e 'plugins/xmlthresh-peers[xcolumns]' \
+	$(BIN)/python -m pip install --quiet -e '.[all,test,docs]' -e 'plugins/xmlthresh-peers[xcolumns]' \
 	  -e plugins/xmlthresh-libmultilabel
 	touch $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/python -m xmlthresh $(ARGS)
 
-test: pytest check-installed test-newest
+test: pytest check-installed test-newest docs
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
@@ -54,6 +56,12 @@ test-newest:
 	$(NEWEST)/bin/python -c "import mlflow, hydra; print('newest: mlflow', mlflow.__version__, 'hydra-core', hydra.__version__)"
 	$(NEWEST)/bin/python -m pytest -q -p no:cacheprovider $(NEWEST_TESTS)
 
+# The documentation site (mkdocs.yml: docs/*.md, the API reference from the docstrings, README sections
+# included by docs/hooks/readme_sections.py), built with warnings as errors into site/ (without
+# mkdocs-material's banner about its successor, which is no warning of the build).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --site-dir site
+
 check-installed: $(STAMP)
 	PYTHON=$(PYTHON) BUILD_PYTHON=$(BIN)/python .ci/installed/check.sh
 
@@ -70,4 +78,4 @@ ui: $(STAMP)
 	$(BIN)/xmlthresh ui --uri sqlite:///$(RUNS)/mlflow.db --port $(UI_PORT)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis site

@@ -1,7 +1,7 @@
 """What a user waits for: whole commands of the command line, CPU and wall, warm and cold, next to the floor.
 
-    python benchmarks/cli.py                 # every command, median of 5, README table between the markers
-    python benchmarks/cli.py --repeat 3 --no-wikilshtc --no-readme
+    python benchmarks/cli.py                 # every command, median of 5, the table of docs/benchmarks.md
+    python benchmarks/cli.py --repeat 3 --no-wikilshtc --no-page
 
 Each command runs as a fresh process (``python -m xmlthresh ...``) in a temporary project home (its own
 ``runs/`` and MLflow store, created by one untimed run first), so the numbers are those of a user's second
@@ -17,7 +17,7 @@ The floor is ``python -c "import numpy, numba"`` measured in the same run, and e
 against it. The sweep rows are 12-job sweeps (6 ranked-list strategies x espgame, example)
 with the basic and the joblib launcher, reported per job.
 
-Writes ``benchmarks/cli.md`` and, unless ``--no-readme``, the table into README.md between
+Writes ``benchmarks/cli.md`` and, unless ``--no-page``, the table into docs/benchmarks.md between
 ``<!-- cli-benchmark:start -->`` and ``<!-- cli-benchmark:end -->``.
 """
 
@@ -135,10 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only-sweeps", action="store_true",
                         help="only the floor and the 12-job sweeps (e.g. to compare two versions of the code)")
     parser.add_argument("--sweep-repeat", type=int, default=1, help="timed runs of each sweep (median)")
-    parser.add_argument("--no-readme", action="store_true", help="do not update README.md")
+    parser.add_argument("--no-page", "--no-readme", dest="no_page", action="store_true",
+                        help="do not update docs/benchmarks.md")
     args = parser.parse_args(argv)
     if args.only_sweeps:
-        args.no_readme = True  # a partial table never replaces the README's
+        args.no_page = True  # a partial table never replaces the page's
 
     ensure_data_env()
     subreaper = become_subreaper()
@@ -196,8 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.only_sweeps:
         (PROJECT_ROOT / "benchmarks" / "cli.md").write_text(f"# Command-line timings\n\n{body}")
     print(body)
-    if not args.no_readme:
-        replace_between_markers(PROJECT_ROOT / "README.md", body, START, END)
+    if not args.no_page:
+        replace_between_markers(PROJECT_ROOT / "docs" / "benchmarks.md", body, START, END)
     return 0
 
 

@@ -22,8 +22,8 @@ times are reported, and ratios use CPU time (the machine may be shared; wall tim
 A step that cannot run is skipped with its reason in the table (too large for its limit, not enough memory,
 data unavailable, an error, a worker killed or timed out) -- the run never crashes on one step.
 
-Output: ``benchmarks/results.md`` (machine, exact command, tables, target checks), the README section
-between ``<!-- benchmark:start -->`` and ``<!-- benchmark:end -->`` (when the markers exist), and MLflow
+Output: ``benchmarks/results.md`` (machine, exact command, tables, target checks), the section of
+``docs/benchmarks.md`` between ``<!-- benchmark:start -->`` and ``<!-- benchmark:end -->`` (when the markers exist), and MLflow
 metrics in the experiment ``benchmarks`` (unless ``--no-mlflow``).
 
     .venv/bin/python benchmarks/run.py                       # all datasets, 5 repeats
@@ -442,9 +442,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--mlflow-uri", default=None, help="tracking URI (default: runs/mlflow.db)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results.md",
                         help="results file (default: benchmarks/results.md)")
-    parser.add_argument("--readme", type=Path, default=common.PROJECT_ROOT / "README.md",
-                        help="README whose benchmark section is replaced (default: the project README)")
-    parser.add_argument("--no-readme", action="store_true", help="leave the README alone")
+    parser.add_argument("--page", "--readme", dest="page", type=Path,
+                        default=common.PROJECT_ROOT / "docs" / "benchmarks.md",
+                        help="page whose benchmark section is replaced (default: docs/benchmarks.md)")
+    parser.add_argument("--no-page", "--no-readme", dest="no_page", action="store_true",
+                        help="leave that page alone")
     parser.add_argument("--skip", action="append", default=[], metavar="STEP|DATASET:STEP",
                         help=f"skip a strategy step ({', '.join(s.slug for s in STRATEGY_STEPS)}); repeatable")
     parser.add_argument("--budget", type=float, default=60.0,
@@ -493,8 +495,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text("# Benchmark: thresholds at extreme scale\n\n" + body + "\n")
     print(body)
     print(f"\nwritten: {args.out}", file=sys.stderr)
-    if not args.no_readme and common.replace_between_markers(args.readme, body):
-        print(f"updated the benchmark section of {args.readme}", file=sys.stderr)
+    if not args.no_page and common.replace_between_markers(args.page, body):
+        print(f"updated the benchmark section of {args.page}", file=sys.stderr)
 
     if not args.no_mlflow:
         from xmlthresh.tracking.mlflow_runs import tracked_run

@@ -18,7 +18,8 @@ SCRIPT = Path(sys.executable).parent / "xmlthresh"
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="no bash on PATH")
 def test_bash_completion_of_the_console_script_completes_options():
-    """What the README tells users to do, in a real bash: install the completion, then complete a word."""
+    """What docs/cli.md (Shell completion) tells users to do, in a real bash: install the completion, then complete
+    a word."""
     assert SCRIPT.is_file(), "the console script is declared in pyproject.toml [project.scripts]"
     script = ('eval "$(xmlthresh -sc install=bash)"; COMP_LINE="xmlthresh strategy=do"; COMP_POINT=${#COMP_LINE}; '
               'COMP_WORDS=(xmlthresh strategy=do); COMP_CWORD=1; hydra_bash_completion; '

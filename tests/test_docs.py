@@ -1,6 +1,6 @@
-"""The documentation's Python code runs: every ```python block of docs/tutorial.md and of the README's
-Python section, in order, in one namespace; a ```text block right after a code block is its expected
-output."""
+"""The documentation's Python code runs: every ```python block of docs/tutorial.md, docs/index.md (getting
+started), docs/api.md and of the README's library section, each page in order in one namespace; a ```text
+block right after a code block is its expected output."""
 
 from __future__ import annotations
 
@@ -69,13 +69,27 @@ def test_tutorial_runs_and_prints_what_it_says(in_tmp, monkeypatch):
     assert (in_tmp / "yeast-thresholds.json").is_file() and (in_tmp / "my_scores.npz").is_file()
 
 
-def test_readme_python_snippets_run(in_tmp, monkeypatch):
+def test_readme_library_snippet_runs(in_tmp):
     readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Python API"):readme.index("## Plugins")]
+    start = readme.index("## The library")
+    section = readme[start:readme.index("\n## ", start + 1)]
     blocks = code_blocks(section)
+    assert len(blocks) >= 1
+    run_blocks(blocks, "README.md, The library")  # from an empty directory: nothing relative to the checkout
+    assert (in_tmp / "thresholds.json").is_file()
+
+
+def test_getting_started_runs_and_prints_what_it_says(in_tmp):
+    blocks = code_blocks((ROOT / "docs" / "index.md").read_text())
+    assert len(blocks) >= 1 and all(expected is not None for _, expected in blocks)
+    run_blocks(blocks, "docs/index.md")
+
+
+def test_api_page_snippets_run(in_tmp, monkeypatch):
+    blocks = code_blocks((ROOT / "docs" / "api.md").read_text())
     assert len(blocks) >= 3
     data = data_dir_with("berger/ESPGameNN.txt")
     if data is None:
-        pytest.skip(no_data("berger/ESPGameNN.txt", "espgame (loaded by the README's ranked-list snippet)"))
+        pytest.skip(no_data("berger/ESPGameNN.txt", "espgame (loaded by the API page's ranked-list snippet)"))
     monkeypatch.setenv("XMLTHRESH_DATA", str(data))
-    run_blocks(blocks, "README.md, Python API")  # from an empty directory: nothing relative to the checkout
+    run_blocks(blocks, "docs/api.md")  # from an empty directory: nothing relative to the checkout

@@ -113,7 +113,7 @@ def test_other_writer_errors_propagate_unchanged(tmp_path):
 
 
 def test_a_run_that_cannot_write_its_result_leaves_none_of_its_files(tmp_path, monkeypatch):
-    """A full disk at result.json left thresholds.csv and the PNGs behind (README: a failed run leaves no
+    """A full disk at result.json left thresholds.csv and the PNGs behind (docs/cli.md: a failed run leaves no
     partial result); the run's files are now removed together."""
     import errno
 

@@ -10,7 +10,7 @@ The library API (imported on first use, so ``import xmlthresh`` stays light -- n
 * :func:`load_dataset` -- a data set by its option name (``"espgame"``), loaded as the CLI loads it;
 * :func:`f_macro_score` (and :func:`f_macro_scorer` for ``GridSearchCV``) -- the measure itself.
 
-The package is organised by concept (see README): ``data`` holds the ranked-list model and its loaders,
+The package is organised by concept (docs/development.md, Layout): ``data`` holds the ranked-list model and its loaders,
 ``datasets`` the registered dataset plugins, ``strategies`` the registered threshold strategies (every one a
 scikit-learn estimator on score matrices), ``metrics`` the quality measures, ``tracking`` the MLflow layer
 and ``cli`` the Hydra entry point.

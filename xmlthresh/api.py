@@ -73,6 +73,14 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
         ``thresholds`` (a numpy array; ``to_series()`` for pandas), ``f_macro`` on the fit data, the certified
         ``lower_bound`` / ``upper_bound`` (None for a strategy without a certificate), ``predict``, ``save``.
 
+    Raises
+    ------
+    InputError
+        A subclass of ``ValueError``: scores or labels of the wrong shape or dtype, NaN, labels that are not
+        0/1, an unknown strategy parameter or a value out of its range; the message says what to change.
+    UnknownNameError
+        An unknown strategy name (the message lists the known ones).
+
     Warns
     -----
     PredictAllWarning
@@ -232,15 +240,53 @@ def _frame_values(frame: Any, what: str) -> np.ndarray:
 
 
 def load_dataset(name: str, /, *, seed: int = 0, **params: Any) -> Any:
-    """The data set of the option ``name`` (``"espgame"``, ``"corel5k"``, ``"synthetic_xmc"``, ... -- what
-    ``xmlthresh list`` shows under dataset), loaded as the CLI loads it: raw files found under
-    ``$XMLTHRESH_DATA``, derived caches in ``$XMLTHRESH_CACHE``. ``params`` override the option's parameters
-    (``first_n_labels=100``, and ``name=`` too: ``load_dataset("mulan", name="emotions")``); ``seed`` is the
-    run seed options refer to as ``${seed}``.
+    """Load a data set by its option name, as the command line loads it.
 
-    Returns :class:`~xmlthresh.data.ranked_lists.RankedLists` (ranked-list files),
-    :class:`~xmlthresh.data.multilabel.ScoreData` (score files, simulated rankers) or
-    :class:`~xmlthresh.data.multilabel.MultiLabelData` (features and labels: Mulan, XML repository)."""
+    Raw files are looked up under ``$XMLTHRESH_DATA`` (downloaded and verified on first use when their
+    origin is public), derived caches go to ``$XMLTHRESH_CACHE``. Needs the framework extra
+    (``pip install "xmlthresh[bench]"``): the options are composed by Hydra as on the command line.
+
+    Parameters
+    ----------
+    name : str
+        The option name (``"espgame"``, ``"corel5k"``, ``"synthetic_xmc"``, ...: what ``xmlthresh list
+        dataset`` shows).
+    seed : int, default 0
+        The run seed that options refer to as ``${seed}`` (the validation split of a Mulan set, ...).
+    **params
+        Overrides of the option's parameters (``first_n_labels=100``; ``name=`` too:
+        ``load_dataset("mulan", name="emotions")``).
+
+    Returns
+    -------
+    RankedLists or ScoreData or MultiLabelData
+        :class:`~xmlthresh.data.ranked_lists.RankedLists` for ranked-list files and generators (what
+        ``ThresholdStrategy.fit_lists`` fits), :class:`~xmlthresh.data.multilabel.ScoreData` for score files
+        and simulated rankers, :class:`~xmlthresh.data.multilabel.MultiLabelData` for features and labels
+        (Mulan, the Extreme Classification Repository).
+
+    Raises
+    ------
+    UnknownNameError
+        ``name`` is not a dataset option (the message lists the known ones).
+    ModuleNotFoundError
+        The framework extra is not installed (the message names the pip command).
+    InputError
+        A parameter the data set does not take, or a value out of its range.
+
+    Examples
+    --------
+    The embedded synthetic data set (200 labels, 2,000 documents, generated in-process):
+
+    >>> import xmlthresh
+    >>> lists = xmlthresh.load_dataset("synthetic")
+    >>> lists.n_labels, lists.num_docs
+    (200, 2000)
+    >>> from xmlthresh.strategies import STRATEGIES
+    >>> model = STRATEGIES.get("domain")(beta=1.0).fit_lists(lists)
+    >>> round(model.f_macro_, 4), model.lower_bound_ <= model.f_macro_ <= model.upper_bound_
+    (0.3746, True)
+    """
     from xmlthresh.datasets import DATASETS
     from xmlthresh.config.options import options
     from xmlthresh._util.extras import framework_required

@@ -65,8 +65,34 @@ def _n_samples(X: Any) -> int:
         raise TypeError(f"expected a sequence of samples or an array, got {type(X).__name__}") from None
 
 def f_macro_scorer(beta: float = 1.0):
-    """A scorer for ``GridSearchCV`` / ``cross_validate``: F-macro of ``predict`` (labels without relevant
-    documents in the fold excluded)."""
+    """A scikit-learn scorer of F-macro, for ``GridSearchCV``, ``cross_val_score`` or ``cross_validate``.
+
+    It scores an estimator's ``predict`` with :func:`xmlthresh.f_macro_score`; labels without a relevant
+    document in the fold are left out.
+
+    Parameters
+    ----------
+    beta : float, default 1.0
+        The beta of F_beta (recall weighs beta times as much as precision).
+
+    Returns
+    -------
+    callable
+        A scorer ``scorer(estimator, X, Y) -> float`` (``sklearn.metrics.make_scorer``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_multilabel_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from sklearn.multiclass import OneVsRestClassifier
+    >>> import xmlthresh
+    >>> X, Y = make_multilabel_classification(n_samples=200, n_classes=5, random_state=0)
+    >>> folds = cross_val_score(OneVsRestClassifier(LogisticRegression(max_iter=1000)), X, Y, cv=3,
+    ...                         scoring=xmlthresh.f_macro_scorer())
+    >>> len(folds), bool(((0 < folds) & (folds < 1)).all())
+    (3, True)
+    """
     return make_scorer(f_macro_score, beta=beta)
 
 
@@ -78,21 +104,66 @@ def _estimator_has(attribute: str):
 
 
 class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
-    """Thresholds a multi-label classifier's scores per label to maximise F-macro (see the module docstring).
+    """Per-label decision thresholds for a multi-label scikit-learn classifier, chosen to maximise F-macro.
 
-    Parameters: ``estimator`` (multi-label classifier with ``decision_function`` or ``predict_proba``),
-    ``strategy`` (a registered strategy name; default ``pooled``, the rule recommended for thresholds applied
-    to new documents: ``domain`` with precision smoothing, a cap on the documents predicted per positive and a
-    fallback for labels without an out-of-fold positive, see :mod:`xmlthresh.strategies.pooled`; ``domain``
-    gives the certified optimum of the out-of-fold scores themselves),
-    ``beta``, ``cv`` (folds, a splitter, an iterable of (train, test), or ``"prefit"``), ``strategy_params``
-    (dict of the strategy's other parameters), ``response_method`` (``"auto"``: ``decision_function``, else
-    ``predict_proba``), ``random_state`` (shuffling of the folds).
+    ``fit`` computes out-of-fold scores of ``estimator``, fits the thresholds on them
+    (:func:`xmlthresh.fit_thresholds`) and refits the estimator on all data; ``predict`` applies the
+    thresholds to its scores (details in the module :mod:`xmlthresh.classifier`). A scikit-learn
+    meta-estimator: ``clone``, ``Pipeline`` and ``GridSearchCV`` work.
 
-    Fitted attributes: ``estimator_``, ``result_`` (a :class:`~xmlthresh.result.ThresholdResult` on the
-    out-of-fold scores: thresholds, F-macro, certified bounds, report), ``thresholds_`` (one score threshold
-    per label, None for strategies whose rule is not thresholds), ``classes_`` (label indices 0..n-1),
-    ``n_features_in_`` / ``feature_names_in_`` when the estimator has them.
+    Parameters
+    ----------
+    estimator : estimator
+        A multi-label classifier with ``decision_function`` or ``predict_proba`` (e.g.
+        ``OneVsRestClassifier(LogisticRegression())``).
+    strategy : str, default "pooled"
+        A registered strategy name. ``pooled`` is the rule recommended for thresholds applied to new
+        documents: ``domain`` with precision smoothing, a cap on the documents predicted per positive and a
+        fallback for labels without an out-of-fold positive (:mod:`xmlthresh.strategies.pooled`); ``domain``
+        gives the certified optimum of the out-of-fold scores themselves.
+    beta : float, default 1.0
+        The beta of F_beta.
+    cv : int, cross-validation splitter, iterable or "prefit", default 5
+        The number of shuffled folds (``KFold``), a splitter, an iterable of (train, test) index arrays whose
+        test parts cover every sample once, or ``"prefit"``: ``estimator`` is fitted already and (X, Y) are
+        held-out data, scored directly.
+    strategy_params : dict, optional
+        The strategy's other parameters (``{"smoothing": 5}``, ``{"refine": "bnb"}``, ...).
+    response_method : {"auto", "decision_function", "predict_proba"}, default "auto"
+        Which scores to threshold; ``"auto"`` takes ``decision_function``, else ``predict_proba``.
+    random_state : int, RandomState instance or None, default None
+        The shuffling of the folds when ``cv`` is an integer.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The estimator refitted on all data (``estimator`` itself for ``cv="prefit"``).
+    result_ : ThresholdResult
+        The thresholds fitted on the out-of-fold scores, with their F-macro, certified bounds and report.
+    thresholds_ : numpy.ndarray or None
+        One score threshold per label (None for a strategy whose rule is not thresholds).
+    classes_ : numpy.ndarray
+        The label indices 0..n-1.
+    n_features_in_, feature_names_in_
+        Those of the estimator, when it has them.
+
+    See Also
+    --------
+    xmlthresh.fit_thresholds : thresholds for a score matrix you already have.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_multilabel_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.multiclass import OneVsRestClassifier
+    >>> import xmlthresh
+    >>> X, Y = make_multilabel_classification(n_samples=200, n_classes=5, random_state=0)
+    >>> classifier = xmlthresh.ThresholdClassifier(OneVsRestClassifier(LogisticRegression(max_iter=1000)),
+    ...                                            cv=3, random_state=0).fit(X, Y)
+    >>> classifier.thresholds_.shape, classifier.result_.strategy
+    ((5,), 'pooled')
+    >>> classifier.predict(X[:3]).shape
+    (3, 5)
     """
 
     def __init__(self, estimator: Any, strategy: str = "pooled", beta: float = 1.0, cv: Any = 5,
@@ -107,11 +178,43 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any, *, groups: Any = None, **fit_params: Any) -> "ThresholdClassifier":
-        """Out-of-fold scores, thresholds on them, the estimator refitted on all data (module docstring).
+        """Fit the thresholds on out-of-fold scores, then refit the estimator on all data.
 
-        ``y``: the multi-label indicator matrix (samples x labels, 0/1, dense or sparse; a DataFrame's column
-        names become the label names); ``groups``: the samples' groups, for a ``cv`` splitter that needs them
-        (``GroupKFold``); ``fit_params`` go to the estimator's ``fit``."""
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (samples, features)
+            The training samples, in any form the estimator takes.
+        y : array-like or sparse matrix, shape (samples, labels)
+            The multi-label indicator matrix (0/1); a DataFrame's column names become the label names.
+        groups : array-like, optional
+            The samples' groups, for a ``cv`` splitter that needs them (``GroupKFold``).
+        **fit_params
+            Passed to the estimator's ``fit``.
+
+        Returns
+        -------
+        ThresholdClassifier
+            ``self``, fitted.
+
+        Raises
+        ------
+        InputError
+            ``y`` is not a multi-label indicator matrix, ``strategy_params`` holds an argument set here, the
+            estimator gives no scores of shape (samples, labels), or a fold's training part cannot be fitted
+            (the message names the labels and what to do).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_multilabel_classification
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.multiclass import OneVsRestClassifier
+        >>> import xmlthresh
+        >>> X, Y = make_multilabel_classification(n_samples=200, n_classes=5, random_state=0)
+        >>> classifier = xmlthresh.ThresholdClassifier(OneVsRestClassifier(LogisticRegression(max_iter=1000)),
+        ...                                            cv=3, random_state=0).fit(X, Y)
+        >>> classifier.result_.n_labels, classifier.estimator_ is not classifier.estimator
+        (5, True)
+        """
         if self.response_method not in RESPONSE_METHODS:
             raise ValueError(f"response_method must be one of {RESPONSE_METHODS}, got {self.response_method!r}")
         params = dict(self.strategy_params or {})
@@ -168,7 +271,31 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return scores
 
     def predict(self, X: Any) -> np.ndarray | sp.csr_matrix:
-        """0/1 predictions (samples x labels): dense with Y's dtype, or CSR when Y was sparse."""
+        """Predict the labels of new samples: the fitted thresholds applied to the estimator's scores.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (samples, features)
+            The samples to predict.
+
+        Returns
+        -------
+        numpy.ndarray or scipy.sparse.csr_matrix, shape (samples, labels)
+            0/1 predictions with the fitted ``y``'s dtype: dense when ``y`` was dense, CSR when it was sparse.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_multilabel_classification
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.multiclass import OneVsRestClassifier
+        >>> import xmlthresh
+        >>> X, Y = make_multilabel_classification(n_samples=200, n_classes=5, random_state=0)
+        >>> classifier = xmlthresh.ThresholdClassifier(OneVsRestClassifier(LogisticRegression(max_iter=1000)),
+        ...                                            cv=3, random_state=0).fit(X, Y)
+        >>> predictions = classifier.predict(X[:4])
+        >>> predictions.shape, predictions.dtype, set(predictions.ravel().tolist()) <= {0, 1}
+        ((4, 5), dtype('int64'), True)
+        """
         check_is_fitted(self, "result_")
         scores = _response(self.estimator_, X, self.response_method, (_n_samples(X), len(self.classes_)))
         pred = self.result_.predict(scores)
@@ -177,18 +304,95 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return pred.toarray().astype(self._output_dtype)
 
     def score(self, X: Any, y: Any) -> float:
-        """F-macro (with ``beta``) of ``predict(X)`` against ``y``."""
+        """F-macro (with ``beta``) of ``predict(X)`` against ``y``: what the thresholds maximise.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (samples, features)
+            The samples.
+        y : array-like or sparse matrix, shape (samples, labels)
+            Their true labels (0/1).
+
+        Returns
+        -------
+        float
+            F-macro over the labels with a relevant sample in ``y``.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_multilabel_classification
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.multiclass import OneVsRestClassifier
+        >>> import xmlthresh
+        >>> X, Y = make_multilabel_classification(n_samples=200, n_classes=5, random_state=0)
+        >>> classifier = xmlthresh.ThresholdClassifier(OneVsRestClassifier(LogisticRegression(max_iter=1000)),
+        ...                                            cv=3, random_state=0).fit(X, Y)
+        >>> 0.5 < classifier.score(X, Y) <= 1.0
+        True
+        """
         return f_macro_score(y, self.predict(X), beta=self.beta)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X: Any) -> Any:
-        """The fitted estimator's ``predict_proba`` (unthresholded)."""
+        """The fitted estimator's ``predict_proba`` (no thresholds applied).
+
+        Available when the estimator has ``predict_proba``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (samples, features)
+            The samples.
+
+        Returns
+        -------
+        array-like
+            What ``estimator_.predict_proba(X)`` returns.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_multilabel_classification
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.multiclass import OneVsRestClassifier
+        >>> import xmlthresh
+        >>> X, Y = make_multilabel_classification(n_samples=200, n_classes=5, random_state=0)
+        >>> classifier = xmlthresh.ThresholdClassifier(OneVsRestClassifier(LogisticRegression(max_iter=1000)),
+        ...                                            cv=3, random_state=0).fit(X, Y)
+        >>> classifier.predict_proba(X[:2]).shape
+        (2, 5)
+        """
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict_proba(X)
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X: Any) -> Any:
-        """The fitted estimator's ``decision_function`` (unthresholded)."""
+        """The fitted estimator's ``decision_function`` (the scores the thresholds apply to).
+
+        Available when the estimator has ``decision_function``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (samples, features)
+            The samples.
+
+        Returns
+        -------
+        array-like
+            What ``estimator_.decision_function(X)`` returns.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_multilabel_classification
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.multiclass import OneVsRestClassifier
+        >>> import xmlthresh
+        >>> X, Y = make_multilabel_classification(n_samples=200, n_classes=5, random_state=0)
+        >>> classifier = xmlthresh.ThresholdClassifier(OneVsRestClassifier(LogisticRegression(max_iter=1000)),
+        ...                                            cv=3, random_state=0).fit(X, Y)
+        >>> import numpy as np
+        >>> scores = classifier.decision_function(X[:2])
+        >>> bool(((scores >= classifier.thresholds_).astype(int) == classifier.predict(X[:2])).all())
+        True
+        """
         check_is_fitted(self, "estimator_")
         return self.estimator_.decision_function(X)
 

@@ -29,7 +29,28 @@ def safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def f_beta(precision, recall, beta: float = 1.0):
-    """F_beta = (1 + b^2) p r / (b^2 p + r), elementwise, with F = 0 where p = r = 0."""
+    """F_beta = (1 + b^2) p r / (b^2 p + r), elementwise, with F = 0 where p = r = 0.
+
+    Parameters
+    ----------
+    precision, recall : float or array-like
+        Precision and recall values (broadcast against each other).
+    beta : float, default 1.0
+        Recall weighs beta times as much as precision.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for scalar inputs, else an array of the broadcast shape.
+
+    Examples
+    --------
+    >>> from xmlthresh.metrics import f_beta
+    >>> f_beta(0.5, 1.0), f_beta(0.0, 0.0)
+    (0.6666666666666666, 0.0)
+    >>> f_beta([0.5, 1.0], [1.0, 1.0], beta=2.0)
+    array([0.83333333, 1.        ])
+    """
     precision = np.asarray(precision, dtype=np.float64)
     recall = np.asarray(recall, dtype=np.float64)
     b2 = beta * beta
@@ -47,10 +68,37 @@ def per_label_precision_recall(tp: np.ndarray, cut: np.ndarray, n_relevant: np.n
 
 
 def evaluate(tp: np.ndarray, cut: np.ndarray, n_relevant: np.ndarray, beta: float = 1.0) -> dict[str, float]:
-    """All metrics of one threshold vector given per-label counts.
+    """All metrics of one threshold vector, from per-label counts.
 
-    Returns ``f_macro`` = F_beta(P, R), ``macro_f`` = mean_k F_beta(p_k, r_k), ``micro_f`` =
-    F_beta(sum tp / sum cut, sum tp / sum s), ``precision`` = P and ``recall`` = R.
+    Parameters
+    ----------
+    tp : array-like of int, shape (labels,)
+        True positives of each label at its threshold.
+    cut : array-like of int, shape (labels,)
+        Documents predicted for each label (0: an empty prediction, precision 0).
+    n_relevant : array-like of int, shape (labels,)
+        Relevant documents of each label, s_k; every one must be positive.
+    beta : float, default 1.0
+        The beta of F_beta.
+
+    Returns
+    -------
+    dict
+        ``f_macro`` = F_beta(P, R) with P, R the mean per-label precision and recall, ``macro_f`` = mean_k
+        F_beta(p_k, r_k), ``micro_f`` = F_beta(sum tp / sum cut, sum tp / sum s), ``precision`` = P and
+        ``recall`` = R.
+
+    Raises
+    ------
+    ValueError
+        A label without a relevant document (drop such labels first).
+
+    Examples
+    --------
+    >>> from xmlthresh.metrics import evaluate
+    >>> metrics = evaluate(tp=[1, 2], cut=[2, 2], n_relevant=[1, 4])
+    >>> metrics["precision"], metrics["recall"], round(metrics["f_macro"], 4), round(metrics["macro_f"], 4)
+    (0.75, 0.75, 0.75, 0.6667)
     """
     n_relevant = np.asarray(n_relevant)
     if np.any(n_relevant <= 0):
@@ -72,10 +120,39 @@ def evaluate(tp: np.ndarray, cut: np.ndarray, n_relevant: np.ndarray, beta: floa
 
 
 def f_macro_score(y_true: Any, y_pred: Any, *, beta: float = 1.0) -> float:
-    """F-macro = F_beta(mean precision, mean recall) of 0/1 predictions against 0/1 labels (documents x labels,
-    dense or sparse), over the labels with at least one relevant document -- the measure every strategy
-    optimises, in scikit-learn's ``metric(y_true, y_pred)`` form (``make_scorer(f_macro_score)``; for
-    ``beta != 1``: ``make_scorer(f_macro_score, beta=2.0)``)."""
+    """F-macro = F_beta(mean precision, mean recall) of 0/1 predictions against 0/1 labels.
+
+    The measure every strategy optimises, in scikit-learn's ``metric(y_true, y_pred)`` form
+    (``make_scorer(f_macro_score, beta=2.0)``, or :func:`xmlthresh.f_macro_scorer`). The means run over the
+    labels with at least one relevant document; an empty prediction has precision 0.
+
+    Parameters
+    ----------
+    y_true : array-like or scipy.sparse matrix, shape (documents, labels)
+        The true labels, 0/1 or bool.
+    y_pred : array-like or scipy.sparse matrix, shape (documents, labels)
+        The predicted labels, 0/1 or bool.
+    beta : float, default 1.0
+        The beta of F_beta (recall weighs beta times as much as precision).
+
+    Returns
+    -------
+    float
+        F-macro, in [0, 1].
+
+    Raises
+    ------
+    InputError
+        Shapes that differ, values that are not 0/1, or no label with a relevant document.
+
+    Examples
+    --------
+    >>> import numpy as np, xmlthresh
+    >>> y_true = np.array([[1, 0], [1, 1], [0, 1]])
+    >>> y_pred = np.array([[1, 1], [0, 1], [0, 1]])
+    >>> xmlthresh.f_macro_score(y_true, y_pred)  # mean precision 5/6, mean recall 3/4
+    0.7894736842105263
+    """
     truth = check_labels(y_true, np.shape(y_true) if not sp.issparse(y_true) else y_true.shape, what="y_true")
     pred = check_labels(y_pred, truth.shape, what="y_pred")
     n_relevant = np.asarray(truth.sum(axis=0)).ravel().astype(np.int64)

@@ -56,7 +56,62 @@ USES_TEST_SCORES = "uses test scores"
 
 @dataclass(frozen=True, eq=False, repr=False)
 class ThresholdResult:
-    """Fitted thresholds of one strategy on one score matrix (see the module docstring)."""
+    """Fitted thresholds of one strategy on one score matrix, with their certificate; saved and loaded as JSON.
+
+    Made by :func:`xmlthresh.fit_thresholds` (or :meth:`load`), not by hand. Label k predicts the documents
+    with score >= ``thresholds[k]``: ``+inf`` never predicts, ``-inf`` predicts every document, also the
+    unscored ones of a sparse top-k matrix. A few strategies' rules are not per-label score thresholds
+    (``rcut``, ``pcut``, ``xcolumns_fw``, ``xcolumns_bca``): their ``thresholds`` is None and ``rule`` holds
+    what their :meth:`predict` needs. The file format is described in the module :mod:`xmlthresh.result`.
+
+    Parameters
+    ----------
+    thresholds : numpy.ndarray or None
+        One score threshold per label, or None for a rule that is not per-label thresholds (see ``rule``).
+    f_macro : float
+        F-macro = F_beta(mean precision, mean recall) of the rule on the fit data.
+    lower_bound, upper_bound : float or None
+        Certified bounds on the optimum over all threshold vectors *on the fit data* (None when the strategy
+        certifies nothing). They say nothing about new documents: ``f_macro_interval`` does.
+    strategy : str
+        The strategy's registry name.
+    params : dict
+        Every parameter of the strategy (its ``get_params()``).
+    beta : float
+        The beta of F_beta.
+    kind : str
+        ``"deterministic"``, ``"randomized"`` or ``"uses test scores"`` (its predictions are re-optimised on
+        the scores being predicted).
+    label_names : numpy.ndarray
+        One name per label (a DataFrame's columns, else 0..n-1).
+    include_predict_all : bool
+        Whether "predict every document" was a candidate in the fit.
+    rule : dict, optional
+        The fitted state of a rule that is not per-label thresholds.
+    version : str, optional
+        The xmlthresh version that fitted (or saved) the result.
+    f_macro_interval : tuple of float, optional
+        ``(low, high)``: where the F-macro of these thresholds on as many new documents of the fit data's
+        distribution falls with probability ``interval_level``; None unless
+        ``fit_thresholds(..., interval=level)`` asked for it.
+    interval_level : float, optional
+        The level of ``f_macro_interval``.
+
+    See Also
+    --------
+    xmlthresh.fit_thresholds : what makes a ThresholdResult.
+
+    Examples
+    --------
+    >>> import numpy as np, xmlthresh
+    >>> scores = np.array([[0.9, 0.2], [0.8, 0.7], [0.3, 0.6], [0.1, 0.1]])
+    >>> labels = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+    >>> result = xmlthresh.fit_thresholds(scores, labels, label_names=["cat", "dog"])
+    >>> result
+    ThresholdResult(strategy='domain', n_labels=2, beta=1, f_macro=1, bounds=[1, 1])
+    >>> result.thresholds, result.label_names.tolist()
+    (array([0.8, 0.6]), ['cat', 'dog'])
+    """
 
     #: one score threshold per label (predict score >= t; +inf never, -inf all), or None (see ``rule``)
     thresholds: np.ndarray | None
@@ -87,6 +142,14 @@ class ThresholdResult:
 
     @property
     def n_labels(self) -> int:
+        """The number of labels (fitted ones and those without a relevant document alike).
+
+        Examples
+        --------
+        >>> import numpy as np, xmlthresh
+        >>> xmlthresh.fit_thresholds(np.eye(3), np.eye(3)).n_labels
+        3
+        """
         return len(self.label_names)
 
     def __repr__(self) -> str:
@@ -99,9 +162,31 @@ class ThresholdResult:
                 f"f_macro={self.f_macro:.6g}{bounds}{interval})")
 
     def to_series(self) -> Any:
-        """The thresholds as a pandas Series indexed by the label names (named ``threshold``): the pandas
-        form of ``thresholds``, which stays a numpy array whatever the input was. Needs pandas; a rule that is
-        not per-label thresholds has none (``rule``) and raises ``ValueError``."""
+        """The thresholds as a pandas Series indexed by the label names.
+
+        The pandas form of ``thresholds``, which stays a numpy array whatever the input was. Needs pandas.
+
+        Returns
+        -------
+        pandas.Series
+            One threshold per label, named ``threshold``, indexed by the label names (index name ``label``).
+
+        Raises
+        ------
+        ValueError
+            The strategy's rule is not per-label thresholds (its state is in ``rule``).
+
+        Examples
+        --------
+        >>> import numpy as np, xmlthresh
+        >>> scores = np.array([[0.9, 0.2], [0.8, 0.7], [0.3, 0.6], [0.1, 0.1]])
+        >>> labels = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+        >>> print(xmlthresh.fit_thresholds(scores, labels, label_names=["cat", "dog"]).to_series())
+        label
+        cat    0.8
+        dog    0.6
+        Name: threshold, dtype: float64
+        """
         if self.thresholds is None:
             raise ValueError(f"strategy {self.strategy!r} has no per-label thresholds (its rule is in .rule)")
         import pandas as pd
@@ -111,17 +196,66 @@ class ThresholdResult:
 
     @property
     def uses_test_scores(self) -> bool:
-        """True when ``predict(scores)`` re-optimises on ``scores`` (kind "uses test scores")."""
+        """True when ``predict(scores)`` re-optimises on ``scores`` (kind "uses test scores").
+
+        Examples
+        --------
+        >>> import numpy as np, xmlthresh
+        >>> xmlthresh.fit_thresholds(np.eye(3), np.eye(3)).uses_test_scores
+        False
+        """
         return self.kind == USES_TEST_SCORES
 
     def report(self) -> dict[str, Any]:
-        """The fields the CLI writes to ``result.json`` for the fit (metrics on the fit data, bounds,
-        strategy diagnostics, strategy, kind, beta, n_labels, n_docs, fit_seconds)."""
+        """The fields the command line writes to ``result.json`` for the fit.
+
+        Returns
+        -------
+        dict
+            Metrics on the fit data (``f_macro``, ``macro_f``, ``micro_f``, ``precision``, ``recall``), the
+            bounds, the strategy's diagnostics, ``strategy``, ``kind``, ``beta``, ``n_labels``, ``n_docs`` and
+            ``fit_seconds`` (a copy: changing it changes nothing).
+
+        Examples
+        --------
+        >>> import numpy as np, xmlthresh
+        >>> report = xmlthresh.fit_thresholds(np.eye(3), np.eye(3)).report()
+        >>> report["f_macro"], report["macro_f"], report["n_docs"], report["strategy"]
+        (1.0, 1.0, 3, 'domain')
+        """
         return dict(self._report)
 
     def predict(self, scores: Any) -> sp.csr_matrix:
-        """Boolean CSR predictions (documents x labels) on ``scores`` (dense or sparse top-k CSR, the fitted
-        labels in the same order). Sparse scores are never densified."""
+        """Predict the labels of new documents from their scores.
+
+        Parameters
+        ----------
+        scores : array-like or scipy.sparse CSR matrix, shape (documents, labels)
+            Scores of the fitted labels, in the same order (a DataFrame's columns are matched by name); sparse
+            top-k scores are never densified, and their missing entries predict only where the threshold is
+            ``-inf``.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of bool, shape (documents, labels)
+            True where a label is predicted for a document.
+
+        Raises
+        ------
+        InputError
+            Another number of labels than fitted, NaN scores, or DataFrame columns that are not the fitted
+            labels.
+
+        Examples
+        --------
+        >>> import numpy as np, xmlthresh
+        >>> scores = np.array([[0.9, 0.2], [0.8, 0.7], [0.3, 0.6], [0.1, 0.1]])
+        >>> labels = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+        >>> result = xmlthresh.fit_thresholds(scores, labels)
+        >>> result.predict(np.array([[0.85, 0.65], [0.5, 0.5]])).toarray()
+        array([[ True,  True],
+               [False, False]])
+        """
         scores = self._columns_in_fitted_order(scores)
         scores = check_scores(scores, n_labels=self.n_labels)
         if self.thresholds is not None:
@@ -167,7 +301,20 @@ class ThresholdResult:
 
     # ------------------------------------------------------------------ save / load
     def to_json(self) -> dict[str, Any]:
-        """The file's JSON object (see the module docstring)."""
+        """The JSON object that :meth:`save` writes (the format is in the module :mod:`xmlthresh.result`).
+
+        Returns
+        -------
+        dict
+            Only JSON types: non-finite floats are the strings ``"inf"``, ``"-inf"``, ``"nan"``.
+
+        Examples
+        --------
+        >>> import numpy as np, xmlthresh
+        >>> payload = xmlthresh.fit_thresholds(np.eye(2), np.eye(2)).to_json()
+        >>> payload["format"], payload["strategy"], payload["thresholds"]
+        ('xmlthresh.thresholds', 'domain', [1.0, 1.0])
+        """
         return {
             "format": FORMAT,
             "version": __version__,
@@ -189,7 +336,26 @@ class ThresholdResult:
         }
 
     def save(self, path: str | Path) -> Path:
-        """Write the result as JSON to ``path`` (atomically); returns the path."""
+        """Write the result as a JSON file, atomically (a failed write leaves no partial file).
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            Where to write (an existing file is replaced).
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``.
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, pathlib, xmlthresh
+        >>> result = xmlthresh.fit_thresholds(np.eye(2), np.eye(2))
+        >>> path = result.save(pathlib.Path(tempfile.mkdtemp()) / "thresholds.json")
+        >>> xmlthresh.ThresholdResult.load(path).thresholds
+        array([1., 1.])
+        """
         from xmlthresh._util.files import write_text_atomic
 
         path = Path(path)
@@ -198,7 +364,36 @@ class ThresholdResult:
 
     @classmethod
     def load(cls, path: str | Path) -> "ThresholdResult":
-        """Read a file written by :meth:`save` (any xmlthresh version of the same major version)."""
+        """Read a thresholds file written by :meth:`save`.
+
+        Floats load back bit for bit, and predicting with a threshold rule needs only numpy and scipy.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            A file written by :meth:`save` of an xmlthresh with the same major version.
+
+        Returns
+        -------
+        ThresholdResult
+            The saved result (its ``version`` is the one that wrote the file).
+
+        Raises
+        ------
+        InputError
+            No such file, not JSON, not a thresholds file, a field missing or of the wrong type, or written by
+            another major version; the message says which.
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, pathlib, xmlthresh
+        >>> scores = np.array([[0.9, 0.2], [0.8, 0.7], [0.3, 0.6], [0.1, 0.1]])
+        >>> labels = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+        >>> path = xmlthresh.fit_thresholds(scores, labels).save(pathlib.Path(tempfile.mkdtemp()) / "t.json")
+        >>> loaded = xmlthresh.ThresholdResult.load(path)
+        >>> loaded.f_macro, loaded.predict(scores).toarray().astype(int).tolist()
+        (1.0, [[1, 0], [1, 1], [0, 1], [0, 0]])
+        """
         path = Path(path)
         try:
             payload = json.loads(path.read_text(encoding="utf-8"))
@@ -210,7 +405,36 @@ class ThresholdResult:
 
     @classmethod
     def from_json(cls, payload: Any, where: str = "thresholds file") -> "ThresholdResult":
-        """The result described by a JSON object of the file format, with readable errors."""
+        """The result described by a JSON object of the file format (what :meth:`to_json` gives).
+
+        Parameters
+        ----------
+        payload : dict
+            The file's JSON object.
+        where : str, default "thresholds file"
+            What to call the source in error messages (:meth:`load` passes the path).
+
+        Returns
+        -------
+        ThresholdResult
+            The result, its fields checked as :meth:`load` checks them.
+
+        Raises
+        ------
+        InputError
+            Not a thresholds object, a field missing or of the wrong type, another major version.
+
+        Examples
+        --------
+        >>> import numpy as np, xmlthresh
+        >>> result = xmlthresh.fit_thresholds(np.eye(2), np.eye(2))
+        >>> xmlthresh.ThresholdResult.from_json(result.to_json()).thresholds
+        array([1., 1.])
+        >>> xmlthresh.ThresholdResult.from_json({"format": "csv"})
+        Traceback (most recent call last):
+        ...
+        xmlthresh._util.errors.InputError: thresholds file: not an xmlthresh thresholds file (expected "format": "xmlthresh.thresholds")
+        """
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
             raise InputError(f"{where}: not an xmlthresh thresholds file (expected \"format\": \"{FORMAT}\")")
         missing = [name for name in FIELDS if name not in payload]

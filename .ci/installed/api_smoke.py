@@ -56,7 +56,7 @@ def main() -> None:
     plugin = xmlthresh.fit_thresholds(split.scores, split.labels, strategy="pu")
     check(plugin.lower_bound <= plugin.upper_bound, "pu bounds out of order")
 
-    # the README's scikit-learn snippet: thresholds on out-of-fold scores, the classifier refitted
+    # the scikit-learn snippet of docs/api.md: thresholds on out-of-fold scores, the classifier refitted
     from sklearn.datasets import make_multilabel_classification
     from sklearn.linear_model import LogisticRegression
     from sklearn.multiclass import OneVsRestClassifier

@@ -10,7 +10,20 @@ from __future__ import annotations
 
 
 class InputError(ValueError):
-    """Invalid user input (scores, labels, thresholds files, options); the message says what to do."""
+    """Invalid user input (scores, labels, thresholds files, options); the message says what to do.
+
+    A ``ValueError``, so ``except ValueError`` catches it too. The command line prints it as one line
+    (``xmlthresh: error: ...``) with exit code 1.
+
+    Examples
+    --------
+    >>> import numpy as np, xmlthresh
+    >>> try:
+    ...     xmlthresh.fit_thresholds(np.zeros((3, 2)), np.zeros((3, 3)))
+    ... except xmlthresh.InputError as error:
+    ...     print(isinstance(error, ValueError))
+    True
+    """
 
 
 class UserFacingError(Exception):

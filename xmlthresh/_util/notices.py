@@ -18,19 +18,67 @@ import warnings
 
 
 class XmlthreshWarning(UserWarning):
-    """The base category of every warning xmlthresh issues."""
+    """The base category of every warning xmlthresh issues: filter it to treat them all alike.
+
+    Examples
+    --------
+    >>> import warnings, xmlthresh
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", xmlthresh.XmlthreshWarning)  # every xmlthresh warning raises
+    ...     issubclass(xmlthresh.PredictAllWarning, xmlthresh.XmlthreshWarning)
+    True
+    """
 
 
 class PredictAllWarning(XmlthreshWarning):
-    """More than half of the labels predict every document at the chosen thresholds."""
+    """More than half of the labels predict every document at the chosen thresholds.
+
+    Such rules win F-macro on the fit documents and rarely transfer to new ones.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np, xmlthresh
+    >>> rng = np.random.default_rng(0)
+    >>> labels = rng.random((20, 30)) < 0.9  # most documents relevant, scores that rank at random
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always", xmlthresh.PredictAllWarning)
+    ...     result = xmlthresh.fit_thresholds(rng.random((20, 30)), labels)
+    >>> print(caught[0].message)
+    DomainStrategy: ... of 30 labels (... %) predict every document at the chosen thresholds; such rules rarely transfer (consider strategy='pooled' or min_precision)
+    """
 
 
 class IgnoredSettingWarning(XmlthreshWarning):
-    """A setting that does not apply to the input it was given, and was left out."""
+    """A setting that does not apply to the input it was given, and was left out.
+
+    Examples
+    --------
+    >>> import warnings, xmlthresh
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warnings.filterwarnings("ignore", category=xmlthresh.IgnoredSettingWarning)  # silence them
+    ...     warnings.warn("a score-only option on ranked lists", xmlthresh.IgnoredSettingWarning)
+    >>> caught
+    []
+    """
 
 
 class DataWarning(XmlthreshWarning):
-    """A data file that is unusual but usable as it is."""
+    """A data file that is unusual but usable as it is (lists that hold fewer relevant documents than their
+    size, ...).
+
+    Examples
+    --------
+    >>> import warnings, xmlthresh
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", xmlthresh.DataWarning)  # stop on an unusual data file
+    ...     try:
+    ...         warnings.warn("5 lists hold fewer relevant documents than their size", xmlthresh.DataWarning)
+    ...     except xmlthresh.DataWarning as caught:
+    ...         print(caught)
+    5 lists hold fewer relevant documents than their size
+    """
 
 
 def warn(message: str, category: type[XmlthreshWarning] = XmlthreshWarning, stacklevel: int = 2) -> None:

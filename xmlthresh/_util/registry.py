@@ -97,7 +97,34 @@ class Registry(Generic[T]):
         return decorate
 
     def get(self, name: str) -> T:
-        """The object registered as ``name``; an unknown name raises an error listing the known ones."""
+        """The object registered as ``name`` (a plugin's name loads the plugins).
+
+        Parameters
+        ----------
+        name : str
+            The registered name (``"domain"``, ``"pooled"``, ...).
+
+        Returns
+        -------
+        object
+            The registered object: for ``STRATEGIES`` a strategy class, a scikit-learn estimator on score
+            matrices.
+
+        Raises
+        ------
+        UnknownNameError
+            No such name; the message lists the known ones.
+
+        Examples
+        --------
+        >>> from xmlthresh.strategies import STRATEGIES
+        >>> STRATEGIES.get("domain").__name__
+        'DomainStrategy'
+        >>> STRATEGIES.get("nosuch")
+        Traceback (most recent call last):
+        ...
+        xmlthresh._util.registry.UnknownNameError: unknown strategy 'nosuch'; known: ...
+        """
         if name not in self._entries:
             self._import_module_named(name)
         if name not in self._entries:
@@ -113,11 +140,45 @@ class Registry(Generic[T]):
     def build(self, name: str, params: Mapping[str, Any] | None = None, *, check_available: bool = True) -> Any:
         """The registered class ``name`` instantiated with ``params`` -- the one config-to-object path.
 
-        Unknown parameters and missing required ones raise :class:`ConfigError` naming the accepted
-        parameters; every value is checked and converted by its declared type
-        (:func:`~xmlthresh._util.typed_params.typed_params`: ``no`` is false, ``1e6`` an integer); a plugin whose dependency is missing raises :class:`UnavailableError` (when
-        ``check_available``); the object's own ``_check_params()`` (value checks), when it has one, runs
-        before it is returned, so a bad value fails here and not deep inside a fit."""
+        Every value is checked and converted by its declared type
+        (:func:`~xmlthresh._util.typed_params.typed_params`: ``no`` is false, ``1e6`` an integer), and the
+        object's own ``_check_params()`` (value checks), when it has one, runs before it is returned, so a bad
+        value fails here and not deep inside a fit.
+
+        Parameters
+        ----------
+        name : str
+            The registered name.
+        params : mapping, optional
+            The constructor's parameters, as an option file or the command line gives them.
+        check_available : bool, default True
+            Whether a plugin whose optional dependency is missing is refused.
+
+        Returns
+        -------
+        object
+            The instance.
+
+        Raises
+        ------
+        ConfigError
+            An unknown or missing parameter (the message names the accepted ones), or a value of the wrong
+            type or out of range.
+        UnavailableError
+            The plugin's optional dependency is missing (with ``check_available``).
+        UnknownNameError
+            No such name.
+
+        Examples
+        --------
+        >>> from xmlthresh.strategies import STRATEGIES
+        >>> STRATEGIES.build("domain", {"beta": 2, "refine": "bnb"}).get_params()["refine"]
+        'bnb'
+        >>> STRATEGIES.build("domain", {"bta": 2})
+        Traceback (most recent call last):
+        ...
+        xmlthresh._util.registry.ConfigError: strategy 'domain' has no parameter(s) bta; its parameters: ...
+        """
         cls = self.get(name)
         params = dict(params or {})
         what = f"{self.kind} {name!r}"
@@ -158,7 +219,19 @@ class Registry(Generic[T]):
                 importlib.import_module(f"{self.package}.{module.name}")
 
     def names(self) -> list[str]:
-        """Every registered name: the package's modules discovered and the plugins loaded."""
+        """Every registered name: the package's modules discovered and the plugins loaded.
+
+        Returns
+        -------
+        list of str
+            The names, sorted.
+
+        Examples
+        --------
+        >>> from xmlthresh.strategies import STRATEGIES
+        >>> {"domain", "pooled", "independent", "coordinate"} <= set(STRATEGIES.names())
+        True
+        """
         self.discover()
         _run_plugin_loaders()
         return sorted(self._entries)

@@ -101,19 +101,94 @@ class BaseStrategy(EstimatorParams):
 
     # ------------------------------------------------------------------ public API (score matrices)
     def fit(self, scores: Any, labels: Any, *, include_predict_all: bool = True) -> "BaseStrategy":
-        """Fit the rule on a score matrix (dense, or sparse top-k CSR) and its 0/1 label matrix."""
+        """Fit the rule on a score matrix and its 0/1 label matrix.
+
+        Parameters
+        ----------
+        scores : array-like or scipy.sparse CSR matrix, shape (documents, labels)
+            Dense scores, or the sparse top-k scores of an extreme classifier (never densified).
+        labels : array-like or scipy.sparse matrix, shape (documents, labels)
+            0/1 or bool relevance of the same documents and labels.
+        include_predict_all : bool, default True
+            Whether "predict every document" is a candidate for a label.
+
+        Returns
+        -------
+        BaseStrategy
+            ``self``, fitted: ``metrics_``, ``f_macro_``, ``lower_bound_`` / ``upper_bound_`` (certified
+            strategies) and, for threshold rules, ``score_thresholds_``.
+
+        Raises
+        ------
+        InputError
+            Scores or labels of the wrong shape or dtype, NaN, labels that are not 0/1.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from xmlthresh.strategies import STRATEGIES
+        >>> scores = np.array([[0.9, 0.2], [0.8, 0.7], [0.3, 0.6], [0.1, 0.1]])
+        >>> labels = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+        >>> model = STRATEGIES.get("domain")(beta=1.0).fit(scores, labels)
+        >>> model.score_thresholds_, model.f_macro_
+        (array([0.8, 0.6]), 1.0)
+        """
         scores = check_scores(scores)
         labels = check_labels(labels, scores.shape)
         return self.fit_scores(ScoredSplit(scores, labels, include_predict_all=bool(include_predict_all)))
 
     def predict(self, scores: Any) -> sp.csr_matrix:
-        """Boolean CSR predictions (documents x labels) of the fitted rule; needs no labels."""
+        """Predict with the fitted rule; needs no labels.
+
+        Parameters
+        ----------
+        scores : array-like or scipy.sparse CSR matrix, shape (documents, labels)
+            Scores of the fitted labels, in the same order.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of bool, shape (documents, labels)
+            True where a label is predicted for a document.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from xmlthresh.strategies import STRATEGIES
+        >>> scores = np.array([[0.9, 0.2], [0.8, 0.7], [0.3, 0.6], [0.1, 0.1]])
+        >>> labels = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+        >>> model = STRATEGIES.get("domain")(beta=1.0).fit(scores, labels)
+        >>> model.predict(np.array([[0.85, 0.5]])).toarray()
+        array([[ True, False]])
+        """
         self._check_fitted()
         scores = check_scores(scores, n_labels=self.n_features_in_)
         return _as_bool_csr(self.predict_split(ScoredSplit(scores, name="predict")))
 
     def score(self, scores: Any, labels: Any) -> float:
-        """F-macro of ``predict(scores)`` against ``labels`` (higher is better, as scikit-learn expects)."""
+        """F-macro of ``predict(scores)`` against ``labels`` (higher is better, as scikit-learn expects).
+
+        Parameters
+        ----------
+        scores : array-like or scipy.sparse CSR matrix, shape (documents, labels)
+            Scores of the fitted labels.
+        labels : array-like or scipy.sparse matrix, shape (documents, labels)
+            Their true 0/1 labels.
+
+        Returns
+        -------
+        float
+            F-macro over the labels with a relevant document.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from xmlthresh.strategies import STRATEGIES
+        >>> scores = np.array([[0.9, 0.2], [0.8, 0.7], [0.3, 0.6], [0.1, 0.1]])
+        >>> labels = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+        >>> model = STRATEGIES.get("domain")(beta=1.0).fit(scores, labels)
+        >>> model.score(scores, labels)
+        1.0
+        """
         self._check_fitted()
         scores = check_scores(scores, n_labels=self.n_features_in_)
         split = ScoredSplit(scores, check_labels(labels, scores.shape), name="score")
@@ -343,7 +418,29 @@ class ThresholdStrategy(BaseStrategy):
             self.info_["not_applied_on_ranked_lists"] = settings
 
     def fit_lists(self, lists: RankedLists) -> "ThresholdStrategy":
-        """Choose the cuts on ``lists``; sets ``cuts_``, ``metrics_``, ``f_macro_``, bounds and ``info_``."""
+        """Choose the cuts (how many top documents each label predicts) on ranked lists.
+
+        Parameters
+        ----------
+        lists : RankedLists
+            One ranked list per label (``xmlthresh.load_dataset("espgame")``, or
+            ``RankedLists.from_relevance_lists``).
+
+        Returns
+        -------
+        ThresholdStrategy
+            ``self``, fitted: ``cuts_`` (one per label), ``metrics_``, ``f_macro_``, ``lower_bound_`` /
+            ``upper_bound_`` (certified strategies) and ``info_`` (diagnostics).
+
+        Examples
+        --------
+        >>> from xmlthresh.data.ranked_lists import RankedLists
+        >>> from xmlthresh.strategies import STRATEGIES
+        >>> lists = RankedLists.from_relevance_lists([[1, 0, 1, 0], [0, 1, 1, 0]], [2, 2], num_docs=4)
+        >>> model = STRATEGIES.get("domain")().fit_lists(lists)
+        >>> model.cuts_.tolist(), round(model.f_macro_, 4), model.upper_bound_ >= model.f_macro_
+        ([3, 3], 0.8, True)
+        """
         self._check_params()
         kept = lists.n_relevant > 0
         kept_lists = lists if kept.all() else lists.select_labels(kept)
