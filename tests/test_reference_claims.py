@@ -12,9 +12,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import optimize, special
 
+from test_linearization import _coordinatewise_maxima
+from test_strategy_properties import small_instances
+from xmlthresh.api import load_dataset
+from xmlthresh.data.candidates import build_candidates
+from xmlthresh.data.ranked_lists import RankedLists
+from xmlthresh.datasets.synthetic import generate_ranked_lists
 from xmlthresh.datasets.synthetic_xmc_posterior import XmcPopulation
 from xmlthresh.metrics import evaluate, f_beta
 from xmlthresh.run.population_metrics import population_optimum
+from xmlthresh.strategies import STRATEGIES
+from xmlthresh.strategies.linearization import argv_jumps, count_vector_groups, pr_curve_groups
+from xmlthresh.strategies.linearization_region import region_cells, region_spread, taylor_remainder_bound
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 #: relative rounding allowance of one evaluation of F_beta(P, R)
@@ -202,3 +211,146 @@ def test_theorem1_skipping_the_top_scores_loses():
     assert thresholds[1] == pytest.approx(1.0, abs=1e-10)
     assert precision[0] > p[0] + 1e-3 and recall[0] > r[0] + 1e-3
     assert population.f_macro(thresholds) > f_beta(p.mean(), r.mean()) + 1e-3
+
+
+# ---------------------------------------------------------------------------------------------- Alg. 2's region
+def _window_edges(data, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    p_lo, p_hi = sorted(data.draw(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=2, unique=True)))
+    r_lo, r_hi = sorted(data.draw(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=2, unique=True)))
+    return np.linspace(p_lo, p_hi, cells + 1), np.linspace(r_lo, r_hi, cells + 1)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_instances(max_labels=3, max_docs=6), st.integers(1, 9), st.data())
+def test_region_window_holds_every_coordinatewise_maximum(instance, cells, data):
+    """The region on any window of cells (as ``benchmarks/region_rate.py`` zooms in) keeps every coordinate-wise
+    maximum that lies in the window, and on the unit grid it is the strategy's own region."""
+    lists, beta = instance
+    if (lists.n_relevant == 0).any():
+        lists = lists.with_relevant_only()[0]
+    p_edges, r_edges = _window_edges(data, cells)
+    region = region_cells(lists, p_edges, r_edges, beta)
+    for P, R in _coordinatewise_maxima(lists, beta):
+        inside_p = np.flatnonzero((p_edges[:-1] <= P) & (P <= p_edges[1:]))
+        inside_r = np.flatnonzero((r_edges[:-1] <= R) & (R <= r_edges[1:]))
+        if len(inside_p) and len(inside_r):
+            assert region[np.ix_(inside_p, inside_r)].any(), (P, R)
+    unit = np.arange(cells + 1) / cells
+    model = STRATEGIES.get("linearization_region")(beta=beta, grid=cells).fit_lists(lists)
+    own = model.grid_table()["cell_in_region"].to_numpy().reshape(cells + 1, cells + 1)[:cells, :cells]
+    assert np.array_equal(region_cells(lists, unit, unit, beta), own)
+    spread = region_spread(own, unit, unit, beta)
+    assert spread["dF"] == model.info_["region_dF"]
+
+
+def test_region_rests_on_eps_for_every_move_of_one_label():
+    """What Algorithm 2's bound claims, measured on real moves: from any reference point (P0, R0) of the grid,
+    the F of every threshold vector one label away from the linear best responses differs from its first-order
+    value by at most eps (delta = 1/n); the region's spread itself is not bounded by eps (the README's rate
+    table), so that is not asserted."""
+    lists = generate_ranked_lists(n_labels=6, num_docs=12, signal=1.0, zipf_exponent=0.0, max_label_share=0.3,
+                                  seed=2)
+    n, beta = lists.n_labels, 1.0
+    options = []
+    for k in range(n):
+        ranks = lists.relevant_rank[lists.label_ptr[k]:lists.label_ptr[k + 1]]
+        cuts = np.arange(1, lists.num_docs + 1)
+        tp = (ranks[None, :] <= cuts[:, None]).sum(axis=1)
+        options.append((tp / cuts, tp / lists.n_relevant[k]))
+    worst = 0.0
+    for p0 in np.linspace(0.2, 1.0, 9):
+        for r0 in np.linspace(0.2, 1.0, 9):
+            weights = (r0 * r0, beta * beta * p0 * p0)
+            best = [int(np.argmax(weights[0] * p + weights[1] * r)) for p, r in options]
+            base_p = np.mean([p[b] for (p, _), b in zip(options, best)])
+            base_r = np.mean([r[b] for (_, r), b in zip(options, best)])
+            eps = float(taylor_remainder_bound(base_p, base_r, n, beta))
+            d0 = beta * beta * base_p + base_r
+            grad = (1 + beta * beta) / d0**2 * np.array([base_r**2, beta * beta * base_p**2])
+            for k, (p, r) in enumerate(options):
+                dp, dr = (p - p[best[k]]) / n, (r - r[best[k]]) / n
+                remainder = np.abs(f_beta(base_p + dp, base_r + dr, beta) - f_beta(base_p, base_r, beta)
+                                   - (grad[0] * dp + grad[1] * dr))
+                assert np.all(remainder <= eps * (1 + 1e-9) + 1e-15)
+                worst = max(worst, float(np.max(remainder / eps)))
+    assert worst > 0.05  # the moves come close enough to the bound that the check can fail
+
+
+def test_region_rate_benchmark_smoke(capsys):
+    """``benchmarks/region_rate.py`` on a tiny case: one row per n, the spread falls from n = 60 to n = 240, and
+    the fitted exponents are printed."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "region_rate.py"
+    spec = importlib.util.spec_from_file_location("region_rate", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--labels", "60,240", "--seeds", "1", "--docs", "60", "--coarse", "12", "--cells", "16",
+                        "--zooms", "1"]) == 0
+    table = capsys.readouterr().out
+    rows = [line for line in table.splitlines() if line.startswith("| 60 ") or line.startswith("| 240 ")]
+    assert len(rows) == 2
+    spread = [float(row.split("|")[3]) for row in rows]
+    assert spread[1] < spread[0]
+    assert "exponent of spread dF against n" in table
+
+
+# ---------------------------------------------------------------------------------------------- ArgV's jumps
+# A: s = 2, relevant at ranks 1 and 3: Pareto points (1, 1/2), (2/3, 1), one hull edge of key 2/3.
+# B: s = 3, relevant at ranks 1, 2, 5: (1, 2/3), (3/5, 1), one edge of key 6/5.
+# D: s = 2, relevant at 2 and 12: (1/2, 1/2), (1/6, 1): another curve, the same edge (-1/3, 1/2) as A.
+# E: s = 4, relevant at 1, 6, 7, 8: (1, 1/4), (1/2, 1): another curve and edge (-1/2, 3/4), the same key 2/3.
+LABEL_A = [1, 0, 1, 0]
+LABEL_B = [1, 1, 0, 0, 1]
+LABEL_D = [0, 1] + [0] * 9 + [1]
+LABEL_E = [1, 0, 0, 0, 0, 1, 1, 1]
+SIZES = {"A": 2, "B": 3, "D": 2, "E": 4}
+
+
+def _jump_lists(names: str) -> RankedLists:
+    relevance = {"A": LABEL_A, "B": LABEL_B, "D": LABEL_D, "E": LABEL_E}
+    return RankedLists.from_relevance_lists([relevance[name] for name in names], [SIZES[name] for name in names], 12)
+
+
+@pytest.mark.parametrize("beta", [1.0, 2.0])
+def test_argv_jumps_of_two_tie_groups(beta):
+    """Two clusters of identical labels (A three times, B twice, interleaved): exactly two jumps of ArgV, at
+    the angles of their keys, each switching exactly one whole cluster."""
+    lists = _jump_lists("ABABA")
+    jumps = argv_jumps(build_candidates(lists), beta, lists)
+    assert len(jumps) == 2
+    by_labels = {tuple(jump.labels.tolist()): jump for jump in jumps}
+    assert set(by_labels) == {(0, 2, 4), (1, 3)}
+    assert by_labels[(0, 2, 4)].key == pytest.approx(2 / 3) and by_labels[(1, 3)].key == pytest.approx(6 / 5)
+    assert by_labels[(0, 2, 4)].angle == pytest.approx(np.arctan2(beta, np.sqrt(2 / 3)))
+    for jump in jumps:
+        assert jump.one_tie_group and jump.pr_groups == jump.count_groups == jump.edge_groups == 1
+        assert jump.size > 0
+    # ArgV between the jumps is V's angle with the switched clusters moved along their edges
+    assert jumps[0].argv_below == pytest.approx(jumps[1].argv_above)
+    groups = pr_curve_groups(build_candidates(lists))
+    assert groups.tolist() == [0, 1, 0, 1, 0] and count_vector_groups(lists).tolist() == [0, 1, 0, 1, 0]
+
+
+def test_argv_jump_shared_by_different_curves():
+    """A jump is a set of labels with an edge of one key, not always one cluster of identical curves: D (same
+    edge as A, another curve) and E (another edge of the same key) switch with A."""
+    lists = _jump_lists("ABABADE")
+    jumps = argv_jumps(build_candidates(lists), 1.0, lists)
+    assert len(jumps) == 2
+    shared = next(jump for jump in jumps if 0 in jump.labels)
+    assert shared.labels.tolist() == [0, 2, 4, 5, 6]
+    assert not shared.one_tie_group
+    assert (shared.pr_groups, shared.count_groups, shared.edge_groups) == (3, 3, 2)
+    other = next(jump for jump in jumps if 1 in jump.labels)
+    assert other.one_tie_group and other.labels.tolist() == [1, 3]
+
+
+def test_argv_jumps_mark_the_crossing_of_example(real_data):
+    """Example (the reference's own data, all 80 labels with one PR curve): one jump, one cluster of all 80
+    labels, and it is where ArgV crosses the identity (no fixed point)."""
+    lists = load_dataset("example")
+    jumps = argv_jumps(build_candidates(lists), 1.0, lists)
+    assert len(jumps) == 1 and jumps[0].crossing and jumps[0].one_tie_group
+    assert len(jumps[0].labels) == lists.n_labels == 80
