@@ -1,6 +1,8 @@
-"""The reference work's claims as tests (docs/theory.md): Lemma 1 (F-macro is monotone in every p_k and r_k),
-Theorem 1 (the population-optimal F-macro classifier thresholds the posterior eta_k), the error bound eps of
-Algorithm 2, and the jumps of ArgV against the labels with identical PR curves.
+"""The reference work's claims as tests: Lemma 1, F-macro is monotone in every p_k and r_k
+(docs/theory.md#shape-of-the-f-measure); Theorem 1, the population-optimal F-macro classifier thresholds the
+posterior eta_k (docs/theory.md#thresholding-the-posterior); the error bound eps of Algorithm 2
+(docs/theory.md#error-region); the jumps of ArgV against the labels with identical PR curves
+(docs/theory.md#fixed-points-of-the-map-v).
 
 ``pytest -k lemma`` and ``pytest -k theorem`` select the first two."""
 
