@@ -56,3 +56,18 @@ def test_population_optimum_dominates_every_strategy_and_is_certified():
 
 def test_no_population_for_top_k_scores():
     assert _dataset(top_k=5).population() is None
+
+
+def test_population_optimum_with_a_saturating_recall():
+    """With signal >= 2.3 the recall of the lowest grid thresholds rounds to exactly 1; the sweep still needs a
+    strictly increasing recall per label and the optimum must not fall below a threshold vector's value."""
+    from xmlthresh.datasets.synthetic_xmc_posterior import XmcPopulation
+
+    population = XmcPopulation(prior=np.array([0.5, 0.1]), signal=4.0)
+    t, candidates = population.grid_candidates(2001)
+    for k in range(population.n_labels):
+        recall = candidates.recall[candidates.cand_ptr[k]:candidates.cand_ptr[k + 1]]
+        assert np.all(np.diff(recall) > 0)
+    best = population_optimum(population, grid_points=2001)
+    assert best["f_macro"] >= population.f_macro(np.array([2.0, 2.0]))
+    assert best["upper_bound"] - best["f_macro"] < 1e-4

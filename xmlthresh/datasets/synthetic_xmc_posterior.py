@@ -84,17 +84,22 @@ class XmcPopulation:
 
     def grid_candidates(self, grid_points: int = GRID_POINTS) -> tuple[np.ndarray, Candidates]:
         """The thresholds of a grid per label (``grid_points`` from signal + 6 down to -6, then -inf = predict
-        all; flat, label after label) and their population precision and recall as candidates."""
+        all; flat, label after label; of thresholds whose recall rounds to the same value only the highest)
+        and their population precision and recall as candidates."""
         grid = np.linspace(self.signal + 6.0, -6.0, grid_points)  # decreasing threshold = increasing recall
         n = self.n_labels
         t = np.tile(np.r_[grid, -np.inf], n)
         label = np.repeat(np.arange(n), grid_points + 1)
         hit_pos = special.ndtr(self.signal - t)
+        # recall rounds to exactly 1 below t = signal - 8.3 (signal >= 2.3): of equal recalls keep the highest
+        # threshold (the highest precision), since candidates need a strictly increasing recall per label
+        kept = np.r_[True, (np.diff(hit_pos) > 0) | (np.diff(label) != 0)]
+        t, label, hit_pos = t[kept], label[kept], hit_pos[kept]
         hit_neg = special.ndtr(-t)
         prior = self.prior[label]
         predicted = prior * hit_pos + (1 - prior) * hit_neg
         precision = np.divide(prior * hit_pos, predicted, out=np.zeros_like(t), where=predicted > 0)
-        ptr = np.arange(n + 1, dtype=np.int64) * (grid_points + 1)
+        ptr = np.r_[0, np.cumsum(np.bincount(label, minlength=n))].astype(np.int64)
         candidates = Candidates(ptr, hit_pos, np.ones(len(t), dtype=np.int64), np.ones(n), grid_points,
                                 objective_precision=precision, objective_recall=hit_pos)
         return t, candidates

@@ -201,6 +201,97 @@ class LinearizedMap:
         return (int(groups[hit[0]]) if len(hit) else -1), len(groups)
 
 
+@dataclass(frozen=True)
+class ArgvJump:
+    """One jump of ArgV: the labels whose hull-chain edge has the key of this breakpoint switch together."""
+
+    angle: float  # the breakpoint angle theta_q (radians)
+    key: float  # the edges' key -dp/dr
+    argv_above: float  # ArgV just above the breakpoint angle (fewer edges taken)
+    argv_below: float  # ArgV just below it (these edges taken): argv_below >= argv_above
+    labels: np.ndarray  # positions of the switching labels in the candidate set
+    pr_groups: int  # distinct PR curves (candidate (p, r) points) among them
+    count_groups: int  # distinct count vectors (relevant ranks, s_k, list length) among them; 0 without lists
+    edge_groups: int  # distinct edges (dp, dr) they move along (equal keys, possibly different lengths)
+    crossing: bool  # ArgV crosses the identity at this jump (no fixed point)
+
+    @property
+    def size(self) -> float:
+        return self.argv_below - self.argv_above
+
+    @property
+    def one_tie_group(self) -> bool:
+        """Whether every switching label has the same PR curve (a cluster of identical classes)."""
+        return self.pr_groups == 1
+
+
+def pr_curve_groups(candidates: Candidates) -> np.ndarray:
+    """Group id per label; labels with identical PR curves -- the same candidate (p, r) points, compared
+    exactly -- share one id (ids numbered in order of first appearance)."""
+    precision, recall, ptr = candidates.precision, candidates.recall, candidates.cand_ptr
+    return _group_ids(precision[ptr[k]:ptr[k + 1]].tobytes() + b"|" + recall[ptr[k]:ptr[k + 1]].tobytes()
+                      for k in range(candidates.n_labels))
+
+
+def count_vector_groups(lists: RankedLists) -> np.ndarray:
+    """Group id per label; labels with the same relevant ranks, the same s_k and the same list length (and so
+    the same counts tp at every cut) share one id."""
+    ranks, ptr = lists.relevant_rank, lists.label_ptr
+    return _group_ids(ranks[ptr[k]:ptr[k + 1]].tobytes() + b"|" + np.int64([lists.n_relevant[k],
+                      lists.list_length[k]]).tobytes() for k in range(lists.n_labels))
+
+
+def _group_ids(keys) -> np.ndarray:
+    ids: dict[bytes, int] = {}
+    return np.array([ids.setdefault(key, len(ids)) for key in keys], dtype=np.int64)
+
+
+def argv_jumps(candidates: Candidates, beta: float = 1.0, lists: RankedLists | None = None) -> list[ArgvJump]:
+    """Every jump of ArgV with the labels that switch at it and the tie groups they form.
+
+    ArgV changes only at the breakpoint angles theta_q = atan2(beta, sqrt(key_q)); at theta_q every label
+    whose hull chain has an edge of key key_q moves along that edge. Labels with identical PR curves have
+    identical chains, so each cluster of identical classes switches at the same angles (the caption of the
+    reference's Fig. 3.1); a jump may also gather labels with different curves whose edges happen to share a
+    key. ``pr_groups`` counts the distinct curves among the switching labels, ``count_groups`` (with
+    ``lists``, the lists ``candidates`` were built from) the distinct count vectors, ``edge_groups`` the
+    distinct edges (dp, dr) they move along.
+
+    Parameters
+    ----------
+    candidates : Candidates
+        The candidate set (:func:`xmlthresh.data.candidates.build_candidates`).
+    beta : float
+        The F measure's beta (it sets the breakpoint angles).
+    lists : RankedLists, optional
+        The lists of ``candidates``, for ``count_groups``.
+
+    Returns
+    -------
+    list of ArgvJump
+        One per distinct edge key, from the largest angle (precision side) to the smallest.
+    """
+    vmap = LinearizedMap.build(candidates, beta)
+    hulls = hull_chains(candidates)
+    edge_dp, edge_dr = hulls.edge_dp[hulls.order], hulls.edge_dr[hulls.order]
+    curves = pr_curve_groups(candidates)
+    counts = count_vector_groups(lists) if lists is not None else None
+    crossing = vmap.resolve(0, vmap.n_groups)
+    jumps = []
+    for q in range(vmap.n_groups):
+        first, last = int(vmap.bounds[q]), int(vmap.bounds[q + 1])
+        labels = np.unique(vmap.sorted_label[first:last])
+        angle = float(vmap.breakpoint_angle(vmap.group_key[q]))
+        jumps.append(ArgvJump(
+            angle=angle, key=float(vmap.group_key[q]), argv_above=float(vmap.angle(first)),
+            argv_below=float(vmap.angle(last)), labels=labels, pr_groups=len(np.unique(curves[labels])),
+            count_groups=len(np.unique(counts[labels])) if counts is not None else 0,
+            edge_groups=np.unique(np.stack([edge_dp[first:last], edge_dr[first:last]]), axis=1).shape[1],
+            crossing=not crossing.fixed_point and angle == crossing.angle,
+        ))
+    return jumps
+
+
 @STRATEGIES.register("linearization")
 class LinearizationStrategy(ThresholdStrategy):
     """Fixed point of the linearised map V by bisection on the angle (or on a grid), resolved exactly."""

@@ -166,7 +166,8 @@ class LinearizationRegionStrategy(ThresholdStrategy):
         for name in GRID_COLUMNS[2:]:
             columns[name] = np.where(origin, np.nan, columns[name])
         in_own_rectangle = ~origin & (pmin <= p0) & (p0 <= pmax) & (rmin <= r0) & (r0 <= rmax)
-        cells = self._region_cells(blocks, lists.n_relevant, k)
+        edges = np.arange(k + 1) / k
+        cells = _region_cells(blocks, lists.n_relevant, edges, edges, self.beta)
         cell_in_region = np.zeros((k + 1, k + 1), dtype=bool)
         cell_in_region[:k, :k] = cells
         self.grid_ = {**columns, "in_own_rectangle": in_own_rectangle, "cell_in_region": cell_in_region.ravel(),
@@ -189,39 +190,89 @@ class LinearizationRegionStrategy(ThresholdStrategy):
         )
         return vmap.choice(int(states[best]))
 
-    def _region_cells(self, blocks: tuple, n_relevant: np.ndarray, k: int) -> np.ndarray:
-        """The sound error region: the k x k cells [i/k, (i+1)/k] x [j/k, (j+1)/k] of (P0, R0) whose rectangle
-        (:func:`cell_rectangles`: every position not excluded anywhere in the cell) meets the cell. Every
-        coordinate-wise maximum -- hence every fixed point of V -- lies in one of them, at any n (module
-        docstring); a point test alone misses them once the rectangles are smaller than the grid spacing."""
-        b2 = self.beta**2
-        i, j = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
-        p_lo, p_hi, r_lo, r_hi = (i / k).ravel(), ((i + 1) / k).ravel(), (j / k).ravel(), ((j + 1) / k).ravel()
-        ref_p = np.stack([p_lo, p_lo, p_hi, p_hi, 0.5 * (p_lo + p_hi)], axis=1)  # corners and centre
-        ref_r = np.stack([r_lo, r_hi, r_lo, r_hi, 0.5 * (r_lo + r_hi)], axis=1)
-        slack = cell_slack(p_lo, p_hi, r_lo, r_hi, len(n_relevant), self.beta)
-        pmin, pmax, rmin, rmax = cell_rectangles(
-            *blocks, n_relevant, r_lo * r_lo, r_hi * r_hi, b2 * p_lo * p_lo, b2 * p_hi * p_hi,
-            np.ascontiguousarray(ref_r * ref_r), np.ascontiguousarray(b2 * ref_p * ref_p), slack,
-        )
-        meets = (pmin <= p_hi) & (pmax >= p_lo) & (rmin <= r_hi) & (rmax >= r_lo)
-        return meets.reshape(k, k)
-
     def _region_info(self, cells: np.ndarray, k: int) -> None:
         """``region_cells`` and the spread (min, max, max - min) over the region's cells of P0, R0, F, radius
-        and angle (each is monotone in P0 and R0, so its range over a cell is taken at the cell's corners);
-        None when the region is empty."""
+        and angle (:func:`region_spread`); None when the region is empty."""
         self.info_["region_cells"] = int(np.count_nonzero(cells))
-        i, j = np.nonzero(cells)
-        corners_p = np.concatenate([i, i, i + 1, i + 1]) / k
-        corners_r = np.concatenate([j, j + 1, j, j + 1]) / k
-        values = {"P": corners_p, "R": corners_r, "F": f_beta(corners_p, corners_r, self.beta),
-                  "radius": np.hypot(corners_p, corners_r), "angle": np.arctan2(corners_r, corners_p)}
-        for name, value in values.items():
-            low, high = (float(value.min()), float(value.max())) if len(value) else (None, None)
-            self.info_[f"region_{name}_min"] = low
-            self.info_[f"region_{name}_max"] = high
-            self.info_[f"region_d{name}"] = None if low is None else high - low
+        edges = np.arange(k + 1) / k
+        for name, value in region_spread(cells, edges, edges, self.beta).items():
+            self.info_[f"region_{name}"] = value
+
+
+def region_cells(lists: RankedLists, p_edges: np.ndarray, r_edges: np.ndarray, beta: float = 1.0) -> np.ndarray:
+    """The sound error region of Algorithm 2 on any rectangular grid of cells of (P0, R0).
+
+    Parameters
+    ----------
+    lists : RankedLists
+        The ranked lists (every label with at least one relevant document).
+    p_edges, r_edges : numpy.ndarray
+        Increasing cell edges in [0, 1] along P0 and R0: the cells are [p_edges[i], p_edges[i+1]] x
+        [r_edges[j], r_edges[j+1]]. ``np.arange(k + 1) / k`` on both axes gives the strategy's own cells; a
+        window of finer cells measures the region where the unit grid is too coarse.
+    beta : float
+        The F measure's beta.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean (len(p_edges) - 1, len(r_edges) - 1): the cells whose rectangle meets them. Every
+        coordinate-wise maximum lying in a cell of the grid lies in a region cell (module docstring).
+    """
+    blocks = position_blocks(
+        lists.relevant_rank, lists.cut_of_relevant, lists.label_ptr, lists.list_length, lists.n_relevant,
+        lists.num_docs, lists.include_predict_all,
+    )
+    return _region_cells(blocks, lists.n_relevant, np.asarray(p_edges, dtype=np.float64),
+                         np.asarray(r_edges, dtype=np.float64), beta)
+
+
+def _region_cells(blocks: tuple, n_relevant: np.ndarray, p_edges: np.ndarray, r_edges: np.ndarray,
+                  beta: float) -> np.ndarray:
+    """The cells [p_edges[i], p_edges[i+1]] x [r_edges[j], r_edges[j+1]] of (P0, R0) whose rectangle
+    (:func:`cell_rectangles`: every position not excluded anywhere in the cell) meets the cell. Every
+    coordinate-wise maximum -- hence every fixed point of V -- lies in one of them, at any n (module
+    docstring); a point test alone misses them once the rectangles are smaller than the grid spacing."""
+    b2 = beta**2
+    i, j = np.meshgrid(np.arange(len(p_edges) - 1), np.arange(len(r_edges) - 1), indexing="ij")
+    p_lo, p_hi = p_edges[i].ravel(), p_edges[i + 1].ravel()
+    r_lo, r_hi = r_edges[j].ravel(), r_edges[j + 1].ravel()
+    ref_p = np.stack([p_lo, p_lo, p_hi, p_hi, 0.5 * (p_lo + p_hi)], axis=1)  # corners and centre
+    ref_r = np.stack([r_lo, r_hi, r_lo, r_hi, 0.5 * (r_lo + r_hi)], axis=1)
+    slack = cell_slack(p_lo, p_hi, r_lo, r_hi, len(n_relevant), beta)
+    pmin, pmax, rmin, rmax = cell_rectangles(
+        *blocks, n_relevant, r_lo * r_lo, r_hi * r_hi, b2 * p_lo * p_lo, b2 * p_hi * p_hi,
+        np.ascontiguousarray(ref_r * ref_r), np.ascontiguousarray(b2 * ref_p * ref_p), slack,
+    )
+    meets = (pmin <= p_hi) & (pmax >= p_lo) & (rmin <= r_hi) & (rmax >= r_lo)
+    return meets.reshape(i.shape)
+
+
+def region_spread(cells: np.ndarray, p_edges: np.ndarray, r_edges: np.ndarray,
+                  beta: float = 1.0) -> dict[str, float | None]:
+    """The extent of a region of cells (:func:`region_cells`) in P0, R0, F, radius and angle.
+
+    Each of the five is monotone in P0 and R0, so its range over a cell is taken at the cell's corners.
+
+    Returns
+    -------
+    dict
+        ``<name>_min``, ``<name>_max`` and ``d<name>`` (max - min) for name in P, R, F, radius, angle; None
+        when the region is empty.
+    """
+    i, j = np.nonzero(cells)
+    p_edges, r_edges = np.asarray(p_edges, dtype=np.float64), np.asarray(r_edges, dtype=np.float64)
+    corners_p = np.concatenate([p_edges[i], p_edges[i], p_edges[i + 1], p_edges[i + 1]])
+    corners_r = np.concatenate([r_edges[j], r_edges[j + 1], r_edges[j], r_edges[j + 1]])
+    values = {"P": corners_p, "R": corners_r, "F": f_beta(corners_p, corners_r, beta),
+              "radius": np.hypot(corners_p, corners_r), "angle": np.arctan2(corners_r, corners_p)}
+    spread: dict[str, float | None] = {}
+    for name, value in values.items():
+        low, high = (float(np.min(value)), float(np.max(value))) if len(value) else (None, None)
+        spread[f"{name}_min"] = low
+        spread[f"{name}_max"] = high
+        spread[f"d{name}"] = None if low is None else high - low
+    return spread
 
 
 def cell_slack(p_lo, p_hi, r_lo, r_hi, n_labels: int, beta: float) -> np.ndarray:
