@@ -42,9 +42,11 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     the MLflow UI its run links point to; ``sweep`` (default: the sweep ``load_runs`` selected) the parent run
     whose children the page's link to the UI's runs table shows; ``run_data(run_id)`` (a run's params and
     metrics, :func:`xmlthresh.report.achievable.mlflow_run_data`) lets the page draw the achievable set of
-    each ranked-list data set with the strategies' operating points."""
+    each ranked-list data set with the strategies' operating points. plotly.js is one file beside the page
+    (``plotly.min.js``, written once per folder: :func:`xmlthresh.report.html.write_plotlyjs`), so the page
+    stays small and still works offline."""
     from xmlthresh.report.figures import comparison_png, figure_specs
-    from xmlthresh.report.html import DEFAULT_UI_URL, achievable_html, comparison_page, provenance
+    from xmlthresh.report.html import DEFAULT_UI_URL, achievable_html, comparison_page, provenance, write_plotlyjs
 
     out_dir.mkdir(parents=True, exist_ok=True)
     table = comparison(runs)
@@ -70,6 +72,8 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     page = comparison_page(runs, table, diffs, specs, title=title, provenance_facts=provenance(command),
                            ui_url=ui_url or DEFAULT_UI_URL, png=png, sweep=sweep or runs.attrs.get("sweep"),
                            extra_html=achievable)
+    if "<script src=" in page:  # the page loads plotly.js from the file beside it, shared by the folder's pages
+        paths["plotly"] = write_plotlyjs(out_dir)
     write_text_atomic(paths["html"], page)
     return paths
 
