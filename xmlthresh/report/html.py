@@ -481,6 +481,9 @@ function xmlthreshLayout() {
   table.setAttribute('data-box-right', Math.round(box.getBoundingClientRect().right));
   table.setAttribute('data-scrolls', box.scrollWidth > box.clientWidth ? 'yes' : 'no');
   table.setAttribute('data-viewport', window.innerWidth);
+  table.setAttribute('data-page-width', document.documentElement.scrollWidth);
+  var key = table.querySelector('td.key1');
+  table.setAttribute('data-frozen', key ? getComputedStyle(key).position : 'none');
 }
 window.addEventListener('load', xmlthreshLayout);
 window.addEventListener('resize', xmlthreshLayout);
@@ -492,7 +495,7 @@ _CSS = ("body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222}h1{fo
         "td,th{border-right:1px solid #ccc;border-bottom:1px solid #ccc;padding:3px 6px;background:#fff}"
         "tr>:first-child{border-left:1px solid #ccc}thead th{border-top:1px solid #ccc}"
         "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
-        "th{background:#f3f3f3;cursor:pointer;position:sticky;top:0;z-index:1;max-width:7em;font-weight:600}"
+        "th{background:#f3f3f3;cursor:pointer;position:sticky;top:0;z-index:1;max-width:7em;font-weight:600;overflow-wrap:anywhere}"
         "th[data-order=asc]::after{content:' \\25B2'}th[data-order=desc]::after{content:' \\25BC'}"
         ".key{position:sticky;z-index:2}.key0{left:0}.key1{left:var(--key1-left,0);box-shadow:2px 0 2px -1px #bbb}"
         "th.key{z-index:3}td.key{background:#fafafa;white-space:nowrap}"
