@@ -52,7 +52,8 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     table = comparison(runs)
     diffs = paired_differences(runs, reference)
     headline = table.attrs.get("headline", "f_macro")
-    columns = table.attrs.get("keys", KEYS) + table.attrs.get("metrics", METRICS) + [f"{headline}_seeds_se", "n_runs"]
+    columns = table.attrs.get("keys", KEYS) + table.attrs.get("metrics", METRICS) + [f"{headline}_seeds_se", "n_runs",
+                                                                                     "bounds_objective"]
     shown = table[[c for c in columns if c in table and table[c].notna().any()]] if not table.empty else table
     markdown = f"# {title}\n\n{to_markdown(shown)}"
     if not diffs.empty:

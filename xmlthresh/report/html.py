@@ -193,8 +193,8 @@ def table_html(runs: pd.DataFrame, table: pd.DataFrame, ui_url: str) -> str:
         cells.append(f"<td>{' '.join(links)}</td>")
         opening = '<tr class="best-row">' if index in best else "<tr>"
         rows.append(opening + "".join(cells) + "</tr>")
-    head = "".join(f'<th class="{_key_class(h, frozen)}" title="{html.escape(t)}; click to sort">{html.escape(h)}</th>'
-                   for h, t in headers)
+    head = "".join(f'<th{_class_attr(_key_class(h, frozen))} title="{html.escape(t)}; click to sort">{html.escape(h)}'
+                   "</th>" for h, t in headers)
     legend = _legend(next((h for c, h, *_ in metrics if c == headline), headline), bool(best), shown["bounds_other"].any() if "bounds_other" in shown else False, notes)
     return (f'<div class="scroll" id="comparison-scroll"><table class="sortable" id="comparison"><thead><tr>{head}'
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>{legend}")
@@ -328,6 +328,10 @@ def plain_table_html(frame: pd.DataFrame, digits: int = DIGITS) -> str:
                                     'error)">&ndash;</td>' if _missing(v) else _cell(v, digits=digits)
                                     for v in row) + "</tr>" for row in frame.itertuples(index=False))
     return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _class_attr(classes: str) -> str:
+    return f' class="{classes}"' if classes else ""
 
 
 def _key_class(column: str, frozen: Sequence[str]) -> str:
