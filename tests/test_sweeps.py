@@ -79,6 +79,7 @@ def test_a_sweep_without_tracking_writes_its_comparison_page_from_the_jobs_resul
     assert links == ["0", "1", "2", "3"] and all((folder / job / "result.json").is_file() for job in links)
     assert ">F-macro</td>" in table and "independent gives no certificate" in table  # bounds labelled, gaps said
     assert 'id="figure-0"' in page and "Paired differences to domain" in page
+    assert 'id="achievable-0"' in page  # the data set rebuilt from the job's own config, as from MLflow params
     assert (folder / "report" / "plotly.min.js").is_file() and len(page) < 1_000_000
     assert not (isolated_home / "runs" / "mlflow.db").exists()  # nothing was tracked
 

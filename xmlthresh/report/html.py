@@ -60,8 +60,9 @@ _METRIC_COLUMNS = (
     ("fit_seconds", "fit (s)", "seconds of the strategy's fit alone (numba compiled before)", 4),
     ("ranker_p_at_1", "ranker P@1", "precision at 1 of the first-stage ranker", 4),
 )
-#: the key columns kept in view (``position: sticky``) when the table scrolls sideways, in this order
-FROZEN_KEYS = ("dataset", "strategy")
+#: the key columns kept in view (``position: sticky``) when the table scrolls sideways: the first two of these
+#: that the table has (a CDE table: its data set and estimator)
+FROZEN_KEYS = ("dataset", "cde_dataset", "strategy", "estimator")
 #: the objective a strategy names when its bounds are those of the plain F-macro
 EMPIRICAL = "empirical F-macro"
 #: significant digits of other numbers (extra metrics, the standard error)
@@ -135,8 +136,8 @@ def table_html(runs: pd.DataFrame, table: pd.DataFrame, ui_url: str) -> str:
     labelled with the objective they hold for; every empty cell says why it is empty (a footnote letter and
     its ``title``); the key columns of :data:`FROZEN_KEYS` stay in view when the table scrolls sideways."""
     keys = [k for k in table.attrs.get("keys", []) if k in table]
-    keys = [k for k in FROZEN_KEYS if k in keys] + [k for k in keys if k not in FROZEN_KEYS]
-    frozen = [k for k in FROZEN_KEYS if k in keys]
+    frozen = [k for k in FROZEN_KEYS if k in keys][:2]
+    keys = frozen + [k for k in keys if k not in frozen]
     headline = table.attrs.get("headline", "f_macro")
     shown = _with_bounds(table)
     metrics = [(c, h, t, d) for c, h, t, d in _METRIC_COLUMNS if c in shown and shown[c].notna().any()]
@@ -170,8 +171,9 @@ def table_html(runs: pd.DataFrame, table: pd.DataFrame, ui_url: str) -> str:
             if _missing(value):
                 cells.append(notes.cell(why_empty(column, row)))
             elif column == "bounds_of":
-                cells.append(f'<td class="text{" other" if other else ""}" title="{html.escape(str(row["bounds_title"]))}">'
-                             f'{html.escape(str(value))}{"<sup>&dagger;</sup>" if other else ""}</td>')
+                cells.append(f'<td class="text{" other" if other else ""}" '
+                             f'title="{html.escape(str(row["bounds_title"]))}">{html.escape(str(value))}'
+                             f'{"<sup>&dagger;</sup>" if other else ""}</td>')
             else:
                 classes = ["best"] if column == headline and index in best else []
                 if other and column.startswith("bound_"):
@@ -195,7 +197,8 @@ def table_html(runs: pd.DataFrame, table: pd.DataFrame, ui_url: str) -> str:
         rows.append(opening + "".join(cells) + "</tr>")
     head = "".join(f'<th{_class_attr(_key_class(h, frozen))} title="{html.escape(t)}; click to sort">{html.escape(h)}'
                    "</th>" for h, t in headers)
-    legend = _legend(next((h for c, h, *_ in metrics if c == headline), headline), bool(best), shown["bounds_other"].any() if "bounds_other" in shown else False, notes)
+    legend = _legend(next((h for c, h, *_ in metrics if c == headline), headline), bool(best),
+                     bool(shown["bounds_other"].any()), notes)
     return (f'<div class="scroll" id="comparison-scroll"><table class="sortable" id="comparison"><thead><tr>{head}'
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>{legend}")
 
@@ -499,11 +502,13 @@ _CSS = ("body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222}h1{fo
         "td,th{border-right:1px solid #ccc;border-bottom:1px solid #ccc;padding:3px 6px;background:#fff}"
         "tr>:first-child{border-left:1px solid #ccc}thead th{border-top:1px solid #ccc}"
         "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
-        "th{background:#f3f3f3;cursor:pointer;position:sticky;top:0;z-index:1;max-width:7em;font-weight:600;overflow-wrap:anywhere}"
+        "th{background:#f3f3f3;cursor:pointer;position:sticky;top:0;z-index:1;max-width:7em;font-weight:600;"
+        "overflow-wrap:anywhere}"
         "th[data-order=asc]::after{content:' \\25B2'}th[data-order=desc]::after{content:' \\25BC'}"
         ".key{position:sticky;z-index:2}.key0{left:0}.key1{left:var(--key1-left,0);box-shadow:2px 0 2px -1px #bbb}"
         "th.key{z-index:3}td.key{background:#fafafa;white-space:nowrap}"
-        "tr:hover td{background:#f7fbff}td.best{font-weight:bold;background:#eaf6ea}td.other{font-style:italic;color:#666}"
+        "tr:hover td{background:#f7fbff}td.best{font-weight:bold;background:#eaf6ea}"
+        "td.other{font-style:italic;color:#666}"
         "td.text{max-width:12em;font-size:0.95em}td.empty{color:#999;text-align:center}"
         "ul.legend{margin:0 0 1.5em;padding-left:1.2em}"
         "dl.provenance{display:grid;grid-template-columns:max-content auto;gap:2px 1em;font-size:0.9em}"

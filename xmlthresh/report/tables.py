@@ -177,10 +177,9 @@ def results_table(sweep_dir: Path) -> pd.DataFrame:
         config = path.parent / ".hydra" / "config.yaml"
         cfg = OmegaConf.to_container(OmegaConf.load(config), resolve=False) if config.is_file() else {}
         task = str(result.get("task", "thresholds"))
-        params = {k: v for k, v in config_params(cfg, task).items() if k != "ranker" and not k.startswith("ranker.")} \
-            if cfg else {}
-        if "ranker" in result and cfg.get("ranker"):
-            params.update(config_params({"ranker": cfg["ranker"]}, "thresholds"))
+        params = config_params(cfg, task) if cfg else {}
+        if "ranker" not in result:  # the config always names one; only a data set with features used it
+            params = {k: v for k, v in params.items() if k != "ranker" and not k.startswith("ranker.")}
         params.update({key: result[key] for key in ("strategy", "dataset", "beta", "protocol", "seed", "kind", "ranker",
                                                     "estimator", "cde_dataset") if result.get(key) is not None})
         row = {f"params.{key}": None if value is None else str(value) for key, value in params.items()}
