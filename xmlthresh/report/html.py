@@ -394,7 +394,7 @@ def plotly_figure(runs: pd.DataFrame, spec: FigureSpec):
     panels = list(dict.fromkeys(points["panel"])) or [""]
     rows, cols = panel_grid(len(panels))
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=panels if panels != [""] else None,
-                        horizontal_spacing=0.08 if cols > 1 else 0.1,
+                        horizontal_spacing=min(0.08, 0.5 / (cols - 1)) if cols > 1 else 0.1,
                         vertical_spacing=min(0.12, 0.5 / (rows - 1)) if rows > 1 else 0.1)
     palette = qualitative.Plotly + qualitative.D3
     colours = {name: palette[i % len(palette)] for i, name in enumerate(dict.fromkeys(points["series"]))}
