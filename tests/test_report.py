@@ -406,3 +406,27 @@ def test_numbers_show_few_digits_with_full_precision_on_hover_and_the_best_row_i
     reason = "independent gives no certificate: it computes no bounds of the optimum"
     letter = re.search(rf'title="{reason}">&ndash;<sup>(\w)</sup>', page).group(1)
     assert f"<li>&ndash;<sup>{letter}</sup> {reason}</li>" in page  # the footnote under the table says it too
+
+
+def test_the_page_of_a_sweep_folder_from_its_result_files_links_each_run_to_its_file(tmp_path, capsys):
+    """``--results``: the page of a sweep run without tracking, made again from its jobs' result.json."""
+    folder = tmp_path / "sweep"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XMLTHRESH_HOME", str(tmp_path))
+        for job, strategy in enumerate(("domain", "independent")):
+            config = job_config(strategy, 0, "unused")
+            config["tracking"] = {"enabled": False}
+            run_job(config, folder / str(job))
+    assert main(["--results", str(folder)]) == 0
+    page = (folder / "report" / "comparison.html").read_text()
+    assert sorted(re.findall(r'href="\.\./(\d)/result\.json"', page)) == ["0", "1"]
+    assert ">F-macro, fit split<sup>&dagger;</sup>" in page and "MLflow UI" not in page
+    out = tmp_path / "elsewhere" / "page"
+    assert main(["--results", str(folder), "--out", str(out)]) == 0
+    for link in re.findall(r'href="([^"]+result\.json)"', (out / "comparison.html").read_text()):
+        assert (out / link).resolve().is_file(), link  # the links still reach the files from another folder
+    (tmp_path / "empty").mkdir()
+    capsys.readouterr()
+    assert main(["--results", str(tmp_path / "empty")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no job folder with a result.json" in err

@@ -187,8 +187,8 @@ def table_html(runs: pd.DataFrame, table: pd.DataFrame, ui_url: str) -> str:
         links = []
         for _, run in group.sort_values("seed", key=_seed_order).iterrows():
             label = f"seed {run['seed']}" if len(group) > 1 else "run"
-            if from_results and isinstance(run.get("run_dir"), str):
-                href, hover = _relative_result(run["run_dir"]), run["run_dir"]
+            if from_results and isinstance(run.get("result_link"), str):
+                href, hover = run["result_link"], str(Path(run["run_dir"]) / "result.json")
             else:
                 href, hover = run_url(ui_url, run.get("experiment_id", 0), run["run_id"]), str(run["run_id"])
             links.append(f'<a href="{html.escape(href)}" title="{html.escape(hover)}">{html.escape(label)}</a>')
@@ -207,11 +207,6 @@ def table_html(runs: pd.DataFrame, table: pd.DataFrame, ui_url: str) -> str:
 _HIDDEN = ("lower_bound", "upper_bound", "gap", "fit_lower_bound", "fit_upper_bound", "fit_gap", "precision", "recall")
 #: headline metrics where lower is better (the CDE losses); otherwise higher is better
 _LOWER_IS_BETTER = ("loss", "nll")
-
-
-def _relative_result(run_dir: str) -> str:
-    """The link to a job's ``result.json`` from the page in ``<sweep dir>/report/``."""
-    return f"../{Path(run_dir).name}/result.json"
 
 
 def _missing(value: Any) -> bool:
