@@ -1,4 +1,5 @@
-"""The comparison table of tracked runs: which runs are selected (:func:`load_runs`), what is a key and what
+"""The comparison table of tracked runs (:func:`load_runs`), or of a sweep's jobs read from their result.json
+files (:func:`load_results`, a sweep without tracking): which runs are selected, what is a key and what
 a repetition (only seeds are pooled), the table with means and standard errors (:func:`comparison`), the
 paired differences to a reference strategy (:func:`paired_differences`) and its markdown (:func:`to_markdown`).
 
@@ -163,8 +164,6 @@ def results_table(sweep_dir: Path) -> pd.DataFrame:
     objective of the bounds) and ``run_id`` = the job folder's name."""
     import json
 
-    from omegaconf import OmegaConf
-
     from xmlthresh.run.job import _NOT_METRICS, bounds_objective, config_params
     from xmlthresh.tracking.mlflow_runs import numeric_metrics
 
@@ -175,7 +174,7 @@ def results_table(sweep_dir: Path) -> pd.DataFrame:
         except (OSError, ValueError):
             continue
         config = path.parent / ".hydra" / "config.yaml"
-        cfg = OmegaConf.to_container(OmegaConf.load(config), resolve=False) if config.is_file() else {}
+        cfg = _job_config(config) if config.is_file() else {}
         task = str(result.get("task", "thresholds"))
         params = config_params(cfg, task) if cfg else {}
         if "ranker" not in result:  # the config always names one; only a data set with features used it
@@ -190,6 +189,17 @@ def results_table(sweep_dir: Path) -> pd.DataFrame:
                     f"tags.{OBJECTIVE_TAG}": bounds_objective(result), "run_dir": str(path.parent)})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _job_config(path: Path) -> dict:
+    """A job's ``.hydra/config.yaml`` as a dict, interpolations resolved where they can be (else as written)."""
+    from omegaconf import OmegaConf
+
+    config = OmegaConf.load(path)
+    try:
+        return OmegaConf.to_container(config, resolve=True)
+    except Exception:  # noqa: BLE001 - a resolver of another process (a plugin's): the values as written
+        return OmegaConf.to_container(config, resolve=False)
 
 
 def _job_order(name: str) -> tuple[int, str]:
