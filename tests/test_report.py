@@ -382,11 +382,12 @@ def test_numbers_show_few_digits_with_full_precision_on_hover_and_the_best_row_i
     from xmlthresh.report.comparison import write_report
     from xmlthresh.report.html import best_rows
 
-    rows = [run_row(strategy, value, **{"params.kind": "deterministic"}) for strategy, value in
+    rows = [run_row(strategy, value, kind="deterministic") for strategy, value in
             (("domain", 0.3746035038639264), ("independent", 0.2758), ("coordinate", 0.3746035038639264))]
-    rows += [dict(run_row(strategy, value), **{"params.beta": "2.0"}) for strategy, value in
+    rows += [dict(run_row(strategy, value, kind="deterministic"), **{"params.beta": "2.0"}) for strategy, value in
              (("domain", 0.5), ("independent", 0.6))]
-    rows += [dict(run_row("domain", 0.7), **{"params.beta": "4.0"})]  # alone in its group: nothing to beat
+    # alone in its group: nothing to beat
+    rows += [dict(run_row("domain", 0.7, kind="deterministic"), **{"params.beta": "4.0"})]
     fake_store(monkeypatch, rows)
     runs = load_runs(latest_sweep=False)
     table = comparison(runs)
@@ -396,6 +397,10 @@ def test_numbers_show_few_digits_with_full_precision_on_hover_and_the_best_row_i
     assert ('<td class="num best" data-v="0.3746035038639264" title="0.3746035038639264">0.374604 &#9733;</td>'
             in page)
     assert page.count("&#9733;</td>") == 3 and "<b>&#9733; best</b>: the highest F-macro" in page
+    # a key with one value in every row is said once above the table instead of filling a column
+    assert "In every row: protocol = <b>oracle</b>, kind = <b>deterministic</b>." in page
+    table = re.search(r'<table class="sortable" id="comparison">.*?</table>', page, re.S).group(0)
+    assert ">protocol</th>" not in table and ">beta</th>" in table and ">dataset</th>" in table  # frozen: kept
     assert not re.search(r">0\.\d{8,}<", page)  # no 16-digit number shown anywhere (tables, differences)
     # an empty cell says why: independent computes no bounds; one seed has no standard error
     assert 'title="independent gives no certificate: it computes no bounds of the optimum">&ndash;<sup>' not in page

@@ -137,7 +137,10 @@ def table_html(runs: pd.DataFrame, table: pd.DataFrame, ui_url: str) -> str:
     its ``title``); the key columns of :data:`FROZEN_KEYS` stay in view when the table scrolls sideways."""
     keys = [k for k in table.attrs.get("keys", []) if k in table]
     frozen = [k for k in FROZEN_KEYS if k in keys][:2]
-    keys = frozen + [k for k in keys if k not in frozen]
+    # keys with one value in every row are said once above the table, not repeated in a column of each row
+    same = [k for k in keys if k not in frozen and len(table) > 1 and table[k].nunique(dropna=False) == 1]
+    group_keys = keys
+    keys = frozen + [k for k in keys if k not in frozen and k not in same]
     headline = table.attrs.get("headline", "f_macro")
     shown = _with_bounds(table)
     metrics = [(c, h, t, d) for c, h, t, d in _METRIC_COLUMNS if c in shown and shown[c].notna().any()]
@@ -148,7 +151,7 @@ def table_html(runs: pd.DataFrame, table: pd.DataFrame, ui_url: str) -> str:
     se = f"{headline}_seeds_se"
     runs_by_key = {}
     if not runs.empty:
-        for key, group in runs.groupby(keys, dropna=False, sort=False):
+        for key, group in runs.groupby(group_keys, dropna=False, sort=False):
             runs_by_key[tuple(_key_text(v) for v in (key if isinstance(key, tuple) else (key,)))] = group
     from_results = runs.attrs.get("source") == "results" or "run_dir" in runs
     headers = [(k, "a key of the comparison" + (" (stays in view)" if k in frozen else "")) for k in keys]
@@ -159,11 +162,11 @@ def table_html(runs: pd.DataFrame, table: pd.DataFrame, ui_url: str) -> str:
         headers.append(("reused", "runs reused from an earlier sweep (same configuration, already finished)"))
     headers.append(("result" if from_results else "MLflow", "each run's result.json" if from_results else
                     "each run in the MLflow UI"))
-    best = best_rows(shown, keys, headline)
+    best = best_rows(shown, group_keys, headline)
     notes = _Footnotes()
     rows = []
     for index, row in shown.iterrows():
-        group = runs_by_key.get(tuple(_key_text(row[k]) for k in keys), runs.iloc[0:0])
+        group = runs_by_key.get(tuple(_key_text(row[k]) for k in group_keys), runs.iloc[0:0])
         cells = [_key_cell(row[k], k, frozen) for k in keys]
         other = bool(row.get("bounds_other", False))
         for column, _, _, digits in metrics:
@@ -199,8 +202,10 @@ def table_html(runs: pd.DataFrame, table: pd.DataFrame, ui_url: str) -> str:
                    "</th>" for h, t in headers)
     legend = _legend(next((h for c, h, *_ in metrics if c == headline), headline), bool(best),
                      bool(shown["bounds_other"].any()), notes)
-    return (f'<div class="scroll" id="comparison-scroll"><table class="sortable" id="comparison"><thead><tr>{head}'
-            f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>{legend}")
+    common = ", ".join(f"{html.escape(k)} = <b>{html.escape(full_precision(table[k].iloc[0]))}</b>" for k in same)
+    common = f'<p class="note" id="same-in-every-row">In every row: {common}.</p>' if same else ""
+    return (f'{common}<div class="scroll" id="comparison-scroll"><table class="sortable" id="comparison"><thead><tr>'
+            f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>{legend}")
 
 
 #: table columns never shown as extra metrics (their content is in the merged bound columns)
@@ -498,7 +503,7 @@ _CSS = ("body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222}h1{fo
         "tr>:first-child{border-left:1px solid #ccc}thead th{border-top:1px solid #ccc}"
         "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
         "th{background:#f3f3f3;cursor:pointer;position:sticky;top:0;z-index:1;max-width:7em;font-weight:600;"
-        "overflow-wrap:anywhere}"
+        "overflow-wrap:break-word}"
         "th[data-order=asc]::after{content:' \\25B2'}th[data-order=desc]::after{content:' \\25BC'}"
         ".key{position:sticky;z-index:2}.key0{left:0}.key1{left:var(--key1-left,0);box-shadow:2px 0 2px -1px #bbb}"
         "th.key{z-index:3}td.key{background:#fafafa;white-space:nowrap}"
