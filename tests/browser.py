@@ -44,9 +44,9 @@ def _run(binary: str, page: Path, *args: str, timeout: float = 120) -> subproces
     return proc
 
 
-def dump_dom(binary: str, page: Path) -> str:
-    """The page's DOM after its scripts ran (``--dump-dom``)."""
-    return _run(binary, page, "--dump-dom").stdout
+def dump_dom(binary: str, page: Path, width: int = 1400, height: int = 1000) -> str:
+    """The page's DOM after its scripts ran (``--dump-dom``), laid out in a ``width`` x ``height`` window."""
+    return _run(binary, page, "--dump-dom", f"--window-size={width},{height}").stdout
 
 
 def screenshot(binary: str, page: Path, png: Path, width: int = 1400, height: int = 2400) -> Path:

@@ -171,8 +171,6 @@ def _one_line(proc) -> str:
     (["task=cde", "cde_dataset.phi=inf"], {}, "cde_dataset.phi must be a finite number, got inf"),
     (["-m", "beta=1,2", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0"], {},
      "hydra.launcher.n_jobs must be a number of parallel workers"),
-    (["-m", "beta=1,2", "report.enabled=true", "tracking.enabled=false"], {},
-     "report.enabled=true writes the comparison page from the sweep's runs in MLflow, but tracking.enabled=false"),
     (["-m", "beta=1,2", "report.kind=nosuch"], {}, "report.kind=nosuch: unknown study; known: transfer"),
 ])
 def test_command_line_mistakes_are_one_line(isolated_home, tmp_path, args, env, message):

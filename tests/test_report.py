@@ -63,7 +63,9 @@ def test_report_command_writes_all_formats(store, tmp_path, capsys):
     for name in ("comparison.md", "comparison.csv", "comparison.html", "comparison.png"):
         assert (out / name).stat().st_size > 0
     assert "| synthetic | holdout | domain |" in (out / "comparison.md").read_text()
-    assert "data:image/png;base64," in (out / "comparison.html").read_text()
+    page = (out / "comparison.html").read_text()
+    assert '<script src="plotly.min.js"></script>' in page and 'id="figure-0"' in page  # drawn by the shared file
+    assert (out / "plotly.min.js").stat().st_size > 1_000_000 and len(page) < 200_000
 
 
 def test_an_unknown_sweep_id_is_one_line_and_writes_no_report(store, tmp_path, capsys):
@@ -176,10 +178,16 @@ def test_comparison_page_is_self_contained_sortable_and_links_runs(monkeypatch, 
                          ui_url="http://ui:5000")
     page = paths["html"].read_text()
     assert "<title>beta &lt;sweep&gt;</title>" in page and 'table class="sortable"' in page
-    assert "<script src" not in page and "plotly.js v" in page.split("<body>")[0]  # plotly.js inline: offline
-    assert len(page) > 1_000_000 and 'id="figure-0"' in page and 'id="figure-1"' not in page
+    # plotly.js is one file beside the page (offline, shared by the folder's pages), not 4.7 MB inline
+    assert '<script src="plotly.min.js"></script>' in page.split("<body>")[0] and "plotly.js v" not in page
+    assert "plotly.js v" in paths["plotly"].read_text()[:200] and paths["plotly"].parent == tmp_path
+    assert len(page) < 1_000_000 and 'id="figure-0"' in page and 'id="figure-1"' not in page
     assert 'href="http://ui:5000/#/experiments/7/runs/run0?workflowType=machine_learning"' in page
-    assert 'data-v="0.500000001"' in page  # the upper bound at full precision, not 6 digits
+    # the upper bound shown to 7 significant digits, its full precision in the hover title and the sort key
+    assert 'data-v="0.500000001" title="0.500000001">0.5</td>' in page
+    before = paths["plotly"].stat().st_mtime_ns
+    write_report(runs, tmp_path, title="again", command="x")
+    assert paths["plotly"].stat().st_mtime_ns == before  # written once per folder
     for fact in ("date", "command", "git commit", "packages", "machine"):
         assert f"<dt>{fact}</dt>" in page
     assert "xmlthresh experiment=beta_sweep" in page and "numpy " in page
@@ -264,10 +272,10 @@ def test_the_interval_for_new_documents_is_a_column_of_the_table_and_the_page_wh
     assert (pooled["f_macro_interval_low"], pooled["f_macro_interval_high"]) == (0.41, 0.57)
     assert table[table["strategy"] == "independent"]["f_macro_interval_low"].isna().all()
     paths = write_report(runs, tmp_path, title="interval", command="xmlthresh", ui_url="http://ui:5000")
-    assert "interval for new documents: low" in paths["html"].read_text()
+    assert ">new docs: low</th>" in paths["html"].read_text()
     assert "f_macro_interval_high" in paths["markdown"].read_text()
     fake_store(monkeypatch, rows[2:])  # no run has one: no empty column
-    assert "interval for new documents" not in write_report(load_runs(latest_sweep=False), tmp_path / "none",
+    assert "new docs:" not in write_report(load_runs(latest_sweep=False), tmp_path / "none",
                                                             title="t", command="x")["html"].read_text()
 
 
@@ -329,3 +337,101 @@ def test_a_figure_with_many_panels_wraps_into_rows(monkeypatch):
     titles = [annotation.text for annotation in figure.layout.annotations]
     assert len(titles) == 14 and len(figure.data) == 14
     assert {trace.xaxis for trace in figure.data} == {"x"} | {f"x{k}" for k in range(2, 15)}
+
+
+def test_the_bounds_are_labelled_with_the_objective_they_certify(store, monkeypatch, tmp_path):
+    """A holdout page showed pu's lower bound (of the plug-in F-macro on the fit split) above its own
+    F-macro, with nothing saying that the bound belongs to another objective."""
+    from xmlthresh.report.comparison import write_report
+    from xmlthresh.run.job import bounds_objective
+
+    uri, _ = store  # real runs: the job tags the objective of its bounds
+    tracked = load_runs(uri, latest_sweep=False)
+    assert set(tracked[tracked["strategy"] == "domain"]["bounds_objective"]) == {"empirical F-macro"}
+    assert tracked[tracked["strategy"] == "independent"]["bounds_objective"].isna().all()  # no bounds at all
+    plug_in = "plug-in F-macro (expected counts under calibrated probabilities)"
+    assert bounds_objective({"fit_lower_bound": 0.2, "fit_objective": plug_in, "lower_bound": None}) == plug_in
+    assert bounds_objective({"lower_bound": 0.5, "upper_bound": 0.5}) == "empirical F-macro"
+    assert bounds_objective({"lower_bound": None, "fit_upper_bound": None}) is None
+
+    rows = [run_row("pu", 0.1443, protocol="holdout", dataset="corel5k"),
+            run_row("domain", 0.20, protocol="holdout", dataset="corel5k"),
+            run_row("domain", 0.30, protocol="oracle", dataset="corel5k"),
+            run_row("coordinate", 0.29, protocol="oracle", dataset="corel5k")]
+    rows[0].update({"metrics.fit_lower_bound": 0.2255, "metrics.fit_upper_bound": 0.2256,
+                    "tags.xmlthresh.bounds_objective": plug_in})
+    rows[1].update({"metrics.fit_lower_bound": 0.31, "metrics.fit_upper_bound": 0.31, "metrics.fit_f_macro": 0.31,
+                    "tags.xmlthresh.bounds_objective": "empirical F-macro"})
+    rows[2].update({"metrics.lower_bound": 0.30, "metrics.upper_bound": 0.30,
+                    "tags.xmlthresh.bounds_objective": "empirical F-macro"})
+    fake_store(monkeypatch, rows)
+    page = write_report(load_runs(latest_sweep=False), tmp_path, title="t", command="x")["html"].read_text()
+    table = re.search(r'<table class="sortable" id="comparison">.*?</table>', page, re.S).group(0)
+    cells = {re.search(r'class="key key1">(\w+)<', row).group(1) + "/" + re.search(r"<td>(holdout|oracle)</td>", row)
+             .group(1): row for row in re.findall(r"<tr[^>]*>.*?</tr>", table)[1:]}
+    assert 'title="the bounds hold for the optimum of the plug-in F-macro (expected counts under calibrated ' \
+           'probabilities) on the fit split (see fit F-macro)">plug-in F-macro, fit split<sup>&dagger;</sup>' \
+           in cells["pu/holdout"]
+    assert '<td class="num other" data-v="0.2255">0.2255</td>' in cells["pu/holdout"]  # marked as not this F-macro
+    assert ">F-macro, fit split<sup>&dagger;</sup>" in cells["domain/holdout"]
+    assert '">F-macro</td>' in cells["domain/oracle"] and "other" not in cells["domain/oracle"]
+    assert "bounds of another objective" in page
+
+
+def test_numbers_show_few_digits_with_full_precision_on_hover_and_the_best_row_is_marked(monkeypatch, tmp_path):
+    from xmlthresh.report.comparison import write_report
+    from xmlthresh.report.html import best_rows
+
+    rows = [run_row(strategy, value, kind="deterministic") for strategy, value in
+            (("domain", 0.3746035038639264), ("independent", 0.2758), ("coordinate", 0.3746035038639264))]
+    rows += [dict(run_row(strategy, value, kind="deterministic"), **{"params.beta": "2.0"}) for strategy, value in
+             (("domain", 0.5), ("independent", 0.6))]
+    # alone in its group: nothing to beat
+    rows += [dict(run_row("domain", 0.7, kind="deterministic"), **{"params.beta": "4.0"})]
+    fake_store(monkeypatch, rows)
+    runs = load_runs(latest_sweep=False)
+    table = comparison(runs)
+    best = table.loc[sorted(best_rows(table, table.attrs["keys"]))]
+    assert sorted(zip(best["beta"], best["strategy"])) == [(1.0, "coordinate"), (1.0, "domain"), (2.0, "independent")]
+    page = write_report(runs, tmp_path, title="t", command="x")["html"].read_text()
+    assert ('<td class="num best" data-v="0.3746035038639264" title="0.3746035038639264">0.374604 &#9733;</td>'
+            in page)
+    assert page.count("&#9733;</td>") == 3 and "<b>&#9733; best</b>: the highest F-macro" in page
+    # a key with one value in every row is said once above the table instead of filling a column
+    assert "In every row: protocol = <b>oracle</b>, kind = <b>deterministic</b>." in page
+    table = re.search(r'<table class="sortable" id="comparison">.*?</table>', page, re.S).group(0)
+    assert ">protocol</th>" not in table and ">beta</th>" in table and ">dataset</th>" in table  # frozen: kept
+    assert not re.search(r">0\.\d{8,}<", page)  # no 16-digit number shown anywhere (tables, differences)
+    # an empty cell says why: independent computes no bounds; one seed has no standard error
+    assert 'title="independent gives no certificate: it computes no bounds of the optimum">&ndash;<sup>' not in page
+    assert 'title="one run (seed) only: no standard error; sweep seed=0,1,2 for one">&ndash;<sup>' in page
+    fake_store(monkeypatch, [dict(row, **{"metrics.lower_bound": 0.3, "metrics.upper_bound": 0.4})
+                             if "domain" in row["params.strategy"] else row for row in rows])
+    page = write_report(load_runs(latest_sweep=False), tmp_path / "b", title="t", command="x")["html"].read_text()
+    reason = "independent gives no certificate: it computes no bounds of the optimum"
+    letter = re.search(rf'title="{reason}">&ndash;<sup>(\w)</sup>', page).group(1)
+    assert f"<li>&ndash;<sup>{letter}</sup> {reason}</li>" in page  # the footnote under the table says it too
+
+
+def test_the_page_of_a_sweep_folder_from_its_result_files_links_each_run_to_its_file(tmp_path, capsys):
+    """``--results``: the page of a sweep run without tracking, made again from its jobs' result.json."""
+    folder = tmp_path / "sweep"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XMLTHRESH_HOME", str(tmp_path))
+        for job, strategy in enumerate(("domain", "independent")):
+            config = job_config(strategy, 0, "unused")
+            config["tracking"] = {"enabled": False}
+            run_job(config, folder / str(job))
+    assert main(["--results", str(folder)]) == 0
+    page = (folder / "report" / "comparison.html").read_text()
+    assert sorted(re.findall(r'href="\.\./(\d)/result\.json"', page)) == ["0", "1"]
+    assert ">F-macro, fit split<sup>&dagger;</sup>" in page and "MLflow UI" not in page
+    out = tmp_path / "elsewhere" / "page"
+    assert main(["--results", str(folder), "--out", str(out)]) == 0
+    for link in re.findall(r'href="([^"]+result\.json)"', (out / "comparison.html").read_text()):
+        assert (out / link).resolve().is_file(), link  # the links still reach the files from another folder
+    (tmp_path / "empty").mkdir()
+    capsys.readouterr()
+    assert main(["--results", str(tmp_path / "empty")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no job folder with a result.json" in err

@@ -1,7 +1,8 @@
 """The comparison page in a real browser: headless Chromium renders the page of a small tracked sweep; the
-table, the line plot over beta and the achievable set (drawn as SVG by plotly.js, inline in the page) must
-be there. The screenshot
-goes to runs/screenshots/ (kept by CI as an artifact). Skipped, with the reason, without Chromium."""
+table, the line plot over beta and the achievable set (drawn as SVG by plotly.js, loaded from the
+``plotly.min.js`` beside the page) must be there, and at 1,400 px the table fits the window or scrolls inside
+its box with the key columns frozen. The screenshot goes to runs/screenshots/ (kept by CI as an artifact).
+Skipped, with the reason, without Chromium (``.ci/run`` installs Debian's)."""
 
 from __future__ import annotations
 
@@ -45,11 +46,28 @@ def page(tmp_path_factory) -> Path:
         return write_report(runs, tmp / "report", title="small beta sweep", run_data=mlflow_run_data(uri))["html"]
 
 
+@pytest.fixture(scope="module")
+def wide_page(page) -> Path:
+    """The same runs with twelve more metric columns: a table wider than 1,400 px."""
+    runs = load_runs(f"sqlite:///{page.parents[1] / 'store.db'}", latest_sweep=False)
+    extra = [f"extra_metric_{number}" for number in range(12)]
+    for number, name in enumerate(extra):
+        runs[name] = runs["f_macro"] * (number + 1) / 7
+    runs.attrs["metrics"] = [*runs.attrs["metrics"], *extra]
+    return write_report(runs, page.parents[1] / "wide", title="wide table")["html"]
+
+
+def _layout(dom: str) -> dict[str, str]:
+    """The table's layout as the page's script measured it after rendering (``data-*`` of the table)."""
+    opening = re.search(r'<table class="sortable" id="comparison"[^>]*>', dom).group(0)
+    return dict(re.findall(r'data-([a-z-]+)="([^"]*)"', opening))
+
+
 @pytest.mark.slow
 def test_browser_renders_the_table_and_a_line_plot_over_beta(chromium, page):
     dom = dump_dom(chromium, page)
-    table = re.search(r'<table class="sortable" id="comparison">.*?</table>', dom, re.S)
-    assert table is not None and table.group(0).count("<tr>") == 1 + 4  # header + 2 strategies x 2 betas
+    table = re.search(r'<table class="sortable" id="comparison"[^>]*>.*?</table>', dom, re.S)
+    assert table is not None and len(re.findall(r"<tr[ >]", table.group(0))) == 1 + 4  # header + 2 x 2 rows
     figure = re.search(r'<div id="figure-0" class="[^"]*js-plotly-plot[^"]*"', dom)
     assert figure is not None, "plotly.js did not draw the figure"
     assert '<svg class="main-svg"' in dom and "scatterlayer" in dom  # drawn lines, not an empty div
@@ -58,3 +76,18 @@ def test_browser_renders_the_table_and_a_line_plot_over_beta(chromium, page):
     assert achievable is not None and "synthetic: achievable (mean P, mean R)" in dom  # with 4 operating points
     shot = screenshot(chromium, page, SCREENSHOTS / "report_page.png", height=1600)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+@pytest.mark.slow
+def test_at_1400_px_the_table_fits_or_scrolls_in_its_box_with_the_keys_frozen(chromium, page, wide_page):
+    layout = _layout(dump_dom(chromium, page, width=1400))
+    assert layout["viewport"] == "1400", layout
+    assert int(layout["right"]) <= 1400 and layout["scrolls"] == "no", layout  # 4 rows, 14 columns: fits
+    assert int(layout["page-width"]) <= 1400, layout
+    wide = _layout(dump_dom(chromium, wide_page, width=1400))
+    # the wide table scrolls inside its box: the page itself never gets wider than the window
+    assert wide["scrolls"] == "yes" and int(wide["right"]) > 1400, wide
+    assert int(wide["box-right"]) <= 1400 and int(wide["page-width"]) <= 1400, wide
+    assert wide["frozen"] == "sticky", wide  # dataset and strategy stay in view while it scrolls
+    shot = screenshot(chromium, wide_page, SCREENSHOTS / "report_page_wide.png", width=1400, height=900)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -41,6 +41,9 @@ def test_sweep_counts_failures_then_resumes_only_missing_jobs(isolated_home):
     # the runs are named by the values the sweep varies (the groups chosen are in the name's base)
     assert sorted(children["tags.mlflow.runName"]) == sorted(f"{s}-counterexample-oracle beta={b}"
                                                             for s in ("domain", "independent") for b in (1, -1))
+    # every sweep writes its comparison page (report.enabled is on by default): the two finished jobs
+    (page,) = (isolated_home / "runs" / "multirun").glob("*/*/report/comparison.html")
+    assert page.read_text().count("/runs/") >= 2 and (page.parent / "plotly.min.js").is_file()
 
     again = sweep(isolated_home, "strategy=domain,independent,coordinate", "dataset=counterexample", "beta=1")
     assert again.returncode == 0, again.stderr
@@ -56,6 +59,29 @@ def test_sweep_counts_failures_then_resumes_only_missing_jobs(isolated_home):
 
     forced = sweep(isolated_home, "strategy=domain", "dataset=counterexample", "force=true")
     assert forced.returncode == 0 and "already done" not in forced.stdout
+
+
+def test_a_sweep_without_tracking_writes_its_comparison_page_from_the_jobs_result_files(isolated_home, tmp_path):
+    """With tracking off a sweep wrote no comparison page and exited 0 without a word: now the page is made
+    from the result.json of each job (links to them instead of MLflow), with its figures and differences."""
+    import re
+
+    folder = tmp_path / "sweep"
+    proc = sweep(isolated_home, "strategy=domain,independent", "dataset=counterexample", "beta=1,2", "plots=false",
+                 "tracking.enabled=false", f"hydra.sweep.dir={folder}")
+    assert proc.returncode == 0, proc.stderr
+    page = (folder / "report" / "comparison.html").read_text()
+    assert f"report: {folder / 'report' / 'comparison.html'}" in proc.stdout
+    table = re.search(r'<table class="sortable" id="comparison">.*?</table>', page, re.S).group(0)
+    rows = re.findall(r"<tr[ >].*?</tr>", table)[1:]
+    assert len(rows) == 4 and all(">counterexample<" in row for row in rows)
+    links = sorted(re.findall(r'href="\.\./(\d+)/result\.json"', table))
+    assert links == ["0", "1", "2", "3"] and all((folder / job / "result.json").is_file() for job in links)
+    assert ">F-macro</td>" in table and "independent gives no certificate" in table  # bounds labelled, gaps said
+    assert 'id="figure-0"' in page and "Paired differences to domain" in page
+    assert 'id="achievable-0"' in page  # the data set rebuilt from the job's own config, as from MLflow params
+    assert (folder / "report" / "plotly.min.js").is_file() and len(page) < 1_000_000
+    assert not (isolated_home / "runs" / "mlflow.db").exists()  # nothing was tracked
 
 
 def test_joblib_sweep_logs_children_in_parallel_workers(isolated_home):

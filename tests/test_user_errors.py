@@ -547,8 +547,8 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "choices their words, and they are checked before a run starts | `_util/environment.py` "
               "(tests/test_bad_inputs_by_class.py) |",
               "| settings that cannot work | a switch given a number other than 0/1, `group=null`, keys the task does "
-              "not read, a joblib launcher with no worker, a study report of an unknown kind, a comparison page "
-              "without tracking, a non-finite real number (infinity only where it means something) are refused "
+              "not read, a joblib launcher with no worker, a study report of an unknown kind, "
+              "a non-finite real number (infinity only where it means something) are refused "
               "before any job runs; extras a protocol cannot compute are said and recorded | `config/schema.py`, "
               "`cli/hydra_app.py`, `run/sweep.sweep_settings_problem`, `_util/typed_params.py` "
               "(tests/test_bad_inputs_by_class.py) |",

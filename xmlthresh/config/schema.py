@@ -39,9 +39,10 @@ class CdeSettings:
 
 @dataclass
 class ReportSettings:
-    """The comparison page a sweep writes (``report.enabled``) and a study's own report (``report.kind``)."""
+    """The comparison page every sweep writes (``report.enabled``, on by default) and a study's own report
+    (``report.kind``)."""
 
-    enabled: bool = False
+    enabled: bool = True
     title: str = "xmlthresh sweep"
     reference: str = "domain"
     metrics: List[str] = field(default_factory=list)

@@ -134,3 +134,23 @@ def mlflow_run_data(uri: str | None):
         return run_params_and_metrics(uri, run_id)
 
     return run_data
+
+
+def results_run_data(sweep_dir):
+    """``run_data(run_id)`` for :func:`achievable_figures` from a sweep's own files (a sweep without tracking):
+    the (params, metrics) of the job folder ``run_id`` as :func:`xmlthresh.report.tables.results_table` reads
+    them from its ``result.json`` and ``.hydra/config.yaml``."""
+    from xmlthresh.report.tables import results_table
+
+    table = results_table(sweep_dir)
+    rows = {str(row["run_id"]): row for _, row in table.iterrows()} if not table.empty else {}
+
+    def run_data(run_id: str) -> tuple[dict[str, str], dict[str, float]]:
+        row = rows[str(run_id)]
+        params = {key[len("params."):]: value for key, value in row.items()
+                  if key.startswith("params.") and isinstance(value, str)}
+        metrics = {key[len("metrics."):]: float(value) for key, value in row.items()
+                   if key.startswith("metrics.") and pd.notna(value)}
+        return params, metrics
+
+    return run_data

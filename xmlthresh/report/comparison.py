@@ -12,6 +12,7 @@ strategy (same data set, protocol and seed) with its standard error.
     python -m xmlthresh.report                       # the latest sweep of the default store
     python -m xmlthresh.report --sweep <parent id>   # one sweep
     python -m xmlthresh.report --all                 # every finished run of the experiment
+    python -m xmlthresh.report --results <sweep dir> # a sweep's jobs from their result.json (no MLflow)
 """
 
 from __future__ import annotations
@@ -42,15 +43,23 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     the MLflow UI its run links point to; ``sweep`` (default: the sweep ``load_runs`` selected) the parent run
     whose children the page's link to the UI's runs table shows; ``run_data(run_id)`` (a run's params and
     metrics, :func:`xmlthresh.report.achievable.mlflow_run_data`) lets the page draw the achievable set of
-    each ranked-list data set with the strategies' operating points."""
+    each ranked-list data set with the strategies' operating points. plotly.js is one file beside the page
+    (``plotly.min.js``, written once per folder: :func:`xmlthresh.report.html.write_plotlyjs`), so the page
+    stays small and still works offline."""
     from xmlthresh.report.figures import comparison_png, figure_specs
-    from xmlthresh.report.html import DEFAULT_UI_URL, achievable_html, comparison_page, provenance
+    from xmlthresh.report.html import DEFAULT_UI_URL, achievable_html, comparison_page, provenance, write_plotlyjs
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    if "run_dir" in runs:  # runs read from their result.json files: the page links each to its file
+        attrs = dict(runs.attrs)
+        runs = runs.assign(result_link=[Path(os.path.relpath(Path(folder, "result.json"), out_dir.resolve()))
+                                        .as_posix() for folder in runs["run_dir"]])
+        runs.attrs.update(attrs)
     table = comparison(runs)
     diffs = paired_differences(runs, reference)
     headline = table.attrs.get("headline", "f_macro")
-    columns = table.attrs.get("keys", KEYS) + table.attrs.get("metrics", METRICS) + [f"{headline}_seeds_se", "n_runs"]
+    columns = table.attrs.get("keys", KEYS) + table.attrs.get("metrics", METRICS) + [f"{headline}_seeds_se", "n_runs",
+                                                                                     "bounds_objective"]
     shown = table[[c for c in columns if c in table and table[c].notna().any()]] if not table.empty else table
     markdown = f"# {title}\n\n{to_markdown(shown)}"
     if not diffs.empty:
@@ -70,6 +79,8 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     page = comparison_page(runs, table, diffs, specs, title=title, provenance_facts=provenance(command),
                            ui_url=ui_url or DEFAULT_UI_URL, png=png, sweep=sweep or runs.attrs.get("sweep"),
                            extra_html=achievable)
+    if "<script src=" in page:  # the page loads plotly.js from the file beside it, shared by the folder's pages
+        paths["plotly"] = write_plotlyjs(out_dir)
     write_text_atomic(paths["html"], page)
     return paths
 
@@ -150,6 +161,9 @@ def parser() -> argparse.ArgumentParser:
     selection = parser.add_mutually_exclusive_group()  # --all with --sweep silently meant --sweep
     selection.add_argument("--sweep", default=None, help="parent run id of a sweep (default: the latest sweep)")
     selection.add_argument("--all", action="store_true", help="every finished run of the experiment")
+    selection.add_argument("--results", default=None, metavar="SWEEP_DIR", help="a sweep folder: the page from its "
+                           "jobs' result.json files, without MLflow (a sweep run with tracking.enabled=false; "
+                           "default --out: SWEEP_DIR/report)")
     parser.add_argument("--reference", default=None, help="strategy the paired differences refer to (default: "
                         "domain, when the selection has it)")
     parser.add_argument("--out", default=None, help="output directory (default: runs/reports/<sweep or all>)")
@@ -186,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def report(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     """The report the parsed command line asks for (see :func:`main`)."""
+    if args.results is not None:
+        return _report_from_results(args, argv)
     from xmlthresh.tracking.mlflow_runs import default_tracking_uri, open_store
     from xmlthresh.tracking.store import check_store_exists
 
@@ -206,6 +222,31 @@ def report(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
 
     paths = write_report(runs, out, reference=args.reference or "domain", title=args.title, command=command,
                          ui_url=args.ui_url, run_data=mlflow_run_data(args.uri))
+    print(paths["markdown"].read_text())
+    print("written: " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _report_from_results(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """``--results SWEEP_DIR``: the page of a sweep folder's jobs, read from their ``result.json`` files."""
+    from xmlthresh._util.errors import InputError
+    from xmlthresh.report.achievable import results_run_data
+    from xmlthresh.report.tables import load_results
+
+    folder = Path(args.results)
+    if not folder.is_dir():
+        raise InputError(f"--results {folder}: no such folder; give a sweep folder (runs/multirun/<date>/<time>)")
+    check_page_arguments(args.title, args.ui_url)
+    runs = load_results(folder, metrics=args.metrics)
+    if runs.empty:
+        print(f"{PROG}: error: --results {folder}: no job folder with a result.json of a finished job "
+              "(<sweep dir>/<job number>/result.json): nothing to report", file=sys.stderr)
+        return 1
+    check_selection(runs, args.reference, args.metrics)
+    out = output_dir(Path(args.out) if args.out else folder / "report")
+    command = " ".join([PROG, *(argv if argv is not None else sys.argv[1:])])
+    paths = write_report(runs, out, reference=args.reference or "domain", title=args.title, command=command,
+                         run_data=results_run_data(folder))
     print(paths["markdown"].read_text())
     print("written: " + ", ".join(str(p) for p in paths.values()))
     return 0

@@ -1,4 +1,5 @@
-"""The comparison table of tracked runs: which runs are selected (:func:`load_runs`), what is a key and what
+"""The comparison table of tracked runs (:func:`load_runs`), or of a sweep's jobs read from their result.json
+files (:func:`load_results`, a sweep without tracking): which runs are selected, what is a key and what
 a repetition (only seeds are pooled), the table with means and standard errors (:func:`comparison`), the
 paired differences to a reference strategy (:func:`paired_differences`) and its markdown (:func:`to_markdown`).
 
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from xmlthresh._util.files import write_text_atomic
-from xmlthresh.tracking.mlflow_runs import runs_table
+from xmlthresh.tracking.mlflow_runs import OBJECTIVE_TAG, runs_table
 
 KEYS = ["dataset", "protocol", "strategy", "beta"]
 METRICS = ["f_macro", "macro_f", "micro_f", "precision", "recall", "lower_bound", "upper_bound", "gap", "fit_seconds",
@@ -56,6 +57,17 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
     runs = runs_table(uri, experiment)
     if runs.empty:
         return pd.DataFrame(columns=KEYS + ["seed"] + METRICS)
+    table = select_runs(runs, sweep=sweep, latest_sweep=latest_sweep, metrics=metrics)
+    if "bounds_objective" in table and table["bounds_objective"].isin([UNRECORDED_OBJECTIVE]).any():
+        artifacts = dict(zip(runs["run_id"], runs["artifact_uri"])) if "artifact_uri" in runs else {}
+        _objectives_from_results(table, uri, artifacts)
+    return table
+
+
+def select_runs(runs: pd.DataFrame, sweep: str | None = None, latest_sweep: bool = False,
+                metrics: Sequence[str] = ()) -> pd.DataFrame:
+    """The table of :func:`load_runs` from a table shaped like MLflow's search table (``params.*``,
+    ``metrics.*``, ``tags.*``, ``run_id``, ``status``): MLflow's own, or :func:`results_table`'s."""
     parent_col = "tags.mlflow.parentRunId"
     if latest_sweep and sweep is None and "tags.xmlthresh.sweep" in runs:
         parents = runs[runs["tags.xmlthresh.sweep"] == "parent"].sort_values("start_time")
@@ -93,16 +105,115 @@ def load_runs(uri: str | None = None, experiment: str = "xmlthresh", sweep: str 
     table["run_id"] = runs["run_id"]
     if "experiment_id" in runs:  # the page links each row to its run in the MLflow UI
         table["experiment_id"] = runs["experiment_id"]
+    if "run_dir" in runs:  # runs read from their result.json: the page links each row to its job folder
+        table["run_dir"] = runs["run_dir"]
     ranker = "ranker" not in swept and "params.ranker" in runs and runs["params.ranker"].notna().any()
     if ranker:  # the first-stage ranker of feature data sets (one per sweep unless swept): a key to show
         table.insert(table.columns.get_loc("beta"), "ranker", runs["params.ranker"])
     table["reused"] = runs[reused_col].notna() if reused_col in runs else False
+    table["bounds_objective"] = _bounds_objectives(runs)
     table = table.reset_index(drop=True)
     table.attrs["keys"] = (KEYS[:3] + (["kind"] if "kind" in table else []) + (["ranker"] if ranker else [])
                            + KEYS[3:] + sorted(swept))
     table.attrs["metrics"] = list(dict.fromkeys([*METRICS, *metrics]))
     table.attrs["sweep"] = sweep  # the parent run selected (None: every run of the experiment)
     table.attrs["logged_metrics"] = sorted(c for c in runs.columns if c.startswith("metrics.") and runs[c].notna().any())
+    return table
+
+
+#: a run with bounds whose objective is not known (made before runs named it, and no result.json to read)
+UNRECORDED_OBJECTIVE = "not recorded"
+
+
+def _bounds_objectives(runs: pd.DataFrame) -> pd.Series:
+    """Per run, the objective its certified bounds hold for: the :data:`OBJECTIVE_TAG`, or
+    :data:`UNRECORDED_OBJECTIVE` for a run with bounds but no tag; None for a run without bounds."""
+    bounds = pd.Series(False, index=runs.index)
+    for column in ("lower_bound", "upper_bound", "fit_lower_bound", "fit_upper_bound"):
+        if f"metrics.{column}" in runs:
+            bounds |= runs[f"metrics.{column}"].notna()
+    tagged = runs.get(f"tags.{OBJECTIVE_TAG}", pd.Series(None, index=runs.index, dtype=object))
+    return tagged.where(tagged.notna(), UNRECORDED_OBJECTIVE).where(bounds, None)
+
+
+def _objectives_from_results(table: pd.DataFrame, uri: str | None, artifacts: dict[str, str]) -> None:
+    """The objective of the bounds of runs made before it was a tag, read from their ``result.json`` artifact
+    (``artifacts``: run id -> artifact URI); left :data:`UNRECORDED_OBJECTIVE` when it cannot be read."""
+    import json
+    import tempfile
+
+    from xmlthresh.run.job import bounds_objective
+    from xmlthresh.tracking.mlflow_runs import FinishedRun, copy_result
+
+    with tempfile.TemporaryDirectory(prefix="xmlthresh-report-") as folder:
+        for number, index in enumerate(table.index[table["bounds_objective"] == UNRECORDED_OBJECTIVE]):
+            run_id = str(table.at[index, "run_id"])
+            try:
+                path = copy_result(FinishedRun(run_id, artifacts[run_id]), Path(folder) / str(number), uri)
+                result = json.loads(path.read_text())
+            except Exception:  # noqa: BLE001 - a label is not worth failing a report for: it says "not recorded"
+                continue
+            table.at[index, "bounds_objective"] = bounds_objective(result) or UNRECORDED_OBJECTIVE
+
+
+def results_table(sweep_dir: Path) -> pd.DataFrame:
+    """The jobs of a sweep from their own files, for a sweep run without tracking: one row per job folder
+    with a ``result.json``, shaped like MLflow's search table so that :func:`select_runs` reads it -- params
+    as the job logs them (:func:`xmlthresh.run.job.config_params` of the job's ``.hydra/config.yaml``, the
+    ``kind`` and ``ranker`` the result names), metrics (the result's numbers), tags (skipped, task, the
+    objective of the bounds) and ``run_id`` = the job folder's name."""
+    import json
+
+    from xmlthresh.run.job import _NOT_METRICS, bounds_objective, config_params
+    from xmlthresh.tracking.mlflow_runs import numeric_metrics
+
+    rows = []
+    for path in sorted(Path(sweep_dir).glob("*/result.json"), key=lambda p: _job_order(p.parent.name)):
+        try:
+            result = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        config = path.parent / ".hydra" / "config.yaml"
+        cfg = _job_config(config) if config.is_file() else {}
+        task = str(result.get("task", "thresholds"))
+        params = config_params(cfg, task) if cfg else {}
+        if "ranker" not in result:  # the config always names one; only a data set with features used it
+            params = {k: v for k, v in params.items() if k != "ranker" and not k.startswith("ranker.")}
+        params.update({key: result[key] for key in ("strategy", "dataset", "beta", "protocol", "seed", "kind", "ranker",
+                                                    "estimator", "cde_dataset") if result.get(key) is not None})
+        row = {f"params.{key}": None if value is None else str(value) for key, value in params.items()}
+        if not result.get("skipped"):
+            row.update({f"metrics.{key}": value for key, value in numeric_metrics(result, _NOT_METRICS).items()})
+        row.update({"run_id": path.parent.name, "status": "FINISHED", "tags.task": task,
+                    "tags.skipped": result.get("skip_reason") if result.get("skipped") else None,
+                    f"tags.{OBJECTIVE_TAG}": bounds_objective(result), "run_dir": str(path.parent)})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _job_config(path: Path) -> dict:
+    """A job's ``.hydra/config.yaml`` as a dict, interpolations resolved where they can be (else as written)."""
+    from omegaconf import OmegaConf
+
+    config = OmegaConf.load(path)
+    try:
+        return OmegaConf.to_container(config, resolve=True)
+    except Exception:  # noqa: BLE001 - a resolver of another process (a plugin's): the values as written
+        return OmegaConf.to_container(config, resolve=False)
+
+
+def _job_order(name: str) -> tuple[int, str]:
+    return (int(name), "") if name.isdigit() else (1 << 62, name)
+
+
+def load_results(sweep_dir: Path, metrics: Sequence[str] = ()) -> pd.DataFrame:
+    """The table of :func:`load_runs` for a sweep's jobs read from their ``result.json`` files (no MLflow):
+    ``runs.attrs["source"]`` is ``"results"`` and each row's ``run_dir`` its job folder."""
+    runs = results_table(sweep_dir)
+    if runs.empty:
+        return pd.DataFrame(columns=KEYS + ["seed"] + METRICS)
+    table = select_runs(runs, metrics=metrics)
+    table.attrs["source"] = "results"
     return table
 
 
@@ -166,6 +277,8 @@ def comparison(runs: pd.DataFrame) -> pd.DataFrame:
     grouped = runs.groupby(keys, dropna=False)
     table = grouped[metrics].mean()
     table["n_runs"] = grouped.size()
+    if "bounds_objective" in runs:  # text: the objective the row's bounds certify (the same for its seeds)
+        table["bounds_objective"] = grouped["bounds_objective"].first()
     sem = grouped[headline].sem(ddof=1)
     table[f"{headline}_seeds_se"] = sem.where(table["n_runs"] > 1)
     table = table.reset_index().sort_values(keys)

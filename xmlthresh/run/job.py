@@ -17,7 +17,7 @@ from xmlthresh._util.files import write_json_atomic
 from xmlthresh.config import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
 from xmlthresh._util.registry import ConfigError
 from xmlthresh.run.sweep import mark_resumed, parent_run_id, resumable_run
-from xmlthresh.tracking.mlflow_runs import (CONFIG_HASH_TAG, OVERRIDES_TAG, config_hash, flatten, git_commit,
+from xmlthresh.tracking.mlflow_runs import (CONFIG_HASH_TAG, OBJECTIVE_TAG, OVERRIDES_TAG, config_hash, flatten, git_commit,
                                             numeric_metrics, read_sweep_store)
 from xmlthresh.tracking.record import SYNC_MODES, tracked_run
 
@@ -92,6 +92,9 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
             drawn = pictures() if pictures is not None else []  # after result.json: off the critical path
         if not result.get("skipped"):
             tracker.log_metrics(numeric_metrics(result, exclude=_NOT_METRICS))
+            objective = bounds_objective(result)
+            if objective:  # text, not a metric: the report labels the bounds with it
+                tracker.set_tags({OBJECTIVE_TAG: objective})
         tracker.log_artifact(result_path)
         for path in drawn:
             tracker.log_artifact(path)
@@ -100,6 +103,17 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
     elif enabled:
         result = {**result, "tracking_sync": sync}
     return result
+
+
+def bounds_objective(result: Mapping[str, Any]) -> str | None:
+    """The objective a result's certified bounds hold for -- those of the evaluated documents (``lower_bound``,
+    ``upper_bound``) or else of the fit split (``fit_*``) -- as the strategy names it (``objective``, e.g.
+    ``plug-in F-macro (expected counts under calibrated probabilities)``), ``empirical F-macro`` when it names
+    none; None for a result without bounds."""
+    for prefix in ("", "fit_"):
+        if result.get(f"{prefix}lower_bound") is not None or result.get(f"{prefix}upper_bound") is not None:
+            return str(result.get(f"{prefix}objective") or "empirical F-macro")
+    return None
 
 
 def sync_mode(tracking: Mapping[str, Any]) -> str:

@@ -139,12 +139,14 @@ class MlflowSweepCallback(Callback):
         # the jobs' own reports of failure set the exit code, tracked or not
         last_sweep_failures = failed_jobs(sweep_dir)
         parent = parent_run_id(sweep_dir)
+        report = config.get("report", {}) or {}
         if not tracking.get("enabled", True) or parent is None:
-            study = (config.get("report", {}) or {}).get("kind")
-            if study:  # a study's report reads the jobs' result.json files: it needs no tracking
+            if report.get("enabled", True):  # the page from the jobs' result.json files: no MLflow needed
+                self._write_report(config, None, sweep_dir, report)
+            elif report.get("kind"):  # a study's report reads the jobs' result.json files: it needs no tracking
                 from xmlthresh.report.studies import write_study_report
 
-                print(write_study_report(str(study), sweep_dir)["markdown"].read_text())
+                print(write_study_report(str(report.get("kind")), sweep_dir)["markdown"].read_text())
             return
         uri = tracking.get("uri")
         from xmlthresh.tracking.mlflow_runs import finish_sweep_parent
@@ -155,19 +157,28 @@ class MlflowSweepCallback(Callback):
         finish_sweep_parent(uri, parent, counts, failed=bool(last_sweep_failures))
         _open_sweep = None
         log.info("sweep finished: %s", ", ".join(f"{k[2:]} {v}" for k, v in counts.items()))
-        report = config.get("report", {}) or {}
-        if report.get("enabled", False):
+        if report.get("enabled", True):
             self._write_report(config, parent, sweep_dir, report)
 
     @staticmethod
-    def _write_report(config: DictConfig, parent: str, sweep_dir: Path, report: Any) -> None:
-        """The comparison table of this sweep, in ``<sweep dir>/report/`` and as artifacts of the parent."""
+    def _write_report(config: DictConfig, parent: str | None, sweep_dir: Path, report: Any) -> None:
+        """The comparison page of this sweep, in ``<sweep dir>/report/``: from its runs in MLflow (and logged to
+        the ``parent`` run), or without tracking (``parent`` None) from the jobs' ``result.json`` files."""
         from xmlthresh.report.comparison import load_runs, write_report
-        from xmlthresh.report.achievable import mlflow_run_data
+        from xmlthresh.report.achievable import mlflow_run_data, results_run_data
+        from xmlthresh.report.tables import load_results
 
         tracking = config.get("tracking", {})
-        runs = load_runs(tracking.get("uri"), tracking.get("experiment", "xmlthresh"), sweep=parent,
-                         metrics=list(report.get("metrics", []) or []))
+        metrics = list(report.get("metrics", []) or [])
+        if parent is not None:
+            runs = load_runs(tracking.get("uri"), tracking.get("experiment", "xmlthresh"), sweep=parent,
+                             metrics=metrics)
+            run_data = mlflow_run_data(tracking.get("uri"))
+        else:
+            runs = load_results(sweep_dir, metrics=metrics)
+            run_data = results_run_data(sweep_dir)
+        if runs.empty:
+            log.warning("report: no job of the sweep finished, so the comparison page lists no run")
         reference = report.get("reference", "domain")
         if "strategy" in runs and not runs.empty and reference not in set(runs["strategy"].dropna()):
             log.warning("report.reference=%s: no job of the sweep used that strategy (strategies: %s), so the "
@@ -175,7 +186,7 @@ class MlflowSweepCallback(Callback):
         paths = write_report(runs, sweep_dir / "report", reference=reference,
                              title=report.get("title", "xmlthresh sweep"),
                              command="xmlthresh -m " + " ".join(OmegaConf.select(config, "hydra.overrides.task", default=[]) or []),
-                             sweep=parent, run_data=mlflow_run_data(tracking.get("uri")))
+                             sweep=parent, run_data=run_data)
         study = report.get("kind")
         if study:  # a study preset: its own report (from the jobs' result.json files) beside the comparison
             from xmlthresh.report.studies import write_study_report
@@ -183,9 +194,10 @@ class MlflowSweepCallback(Callback):
             study_paths = write_study_report(str(study), sweep_dir)
             print(study_paths["markdown"].read_text())
             paths.update({f"{study}_{key}": value for key, value in study_paths.items()})
-        from xmlthresh.tracking.mlflow_runs import log_files_to_run
+        if parent is not None:
+            from xmlthresh.tracking.mlflow_runs import log_files_to_run
 
-        log_files_to_run(tracking.get("uri"), parent, paths.values())
+            log_files_to_run(tracking.get("uri"), parent, paths.values())
         print(paths["markdown"].read_text())
         print(f"report: {paths['html']}")
 
@@ -383,17 +395,9 @@ def idle_sweep_message(config: DictConfig, values: dict[str, int] | None) -> str
 
 def sweep_settings_problem(config: DictConfig) -> str | None:
     """A setting of the sweep that cannot work, found before any job runs (each was found only after every
-    job had run, or never): a comparison page without tracking (it reads the runs from MLflow), a study
-    report of an unknown kind, a joblib launcher with no worker."""
+    job had run, or never): a study report of an unknown kind, a joblib launcher with no worker."""
     report = config.get("report", {}) or {}
-    tracking = config.get("tracking", {}) or {}
     study = report.get("kind")
-    if report.get("enabled", False) and not tracking.get("enabled", True):
-        if not study:  # nothing at all would be written
-            return ("report.enabled=true writes the comparison page from the sweep's runs in MLflow, but "
-                    "tracking.enabled=false: turn tracking on, or drop report.enabled")
-        log.warning("report.enabled=true: the comparison page reads the sweep's runs from MLflow, which "
-                    "tracking.enabled=false turns off, so only the %s study report is written", study)
     if study:
         from xmlthresh.report.studies import STUDIES
 

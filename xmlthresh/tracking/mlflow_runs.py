@@ -348,6 +348,8 @@ def mark_dead_runs(uri: str | None, experiment: str) -> list[str]:
 CONFIG_HASH_TAG = "xmlthresh.config_hash"
 #: the command-line overrides of a job (``strategy=domain dataset=espgame``), tagged when its run starts
 OVERRIDES_TAG = "xmlthresh.overrides"
+#: the objective a run's certified bounds hold for (``plug-in F-macro ...``; the comparison page labels them)
+OBJECTIVE_TAG = "xmlthresh.bounds_objective"
 
 
 def config_hash(cfg: Mapping[str, Any], ignore: tuple[str, ...] = ("hydra", "tracking", "force", "warm_up")) -> str:
