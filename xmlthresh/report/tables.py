@@ -164,7 +164,7 @@ def results_table(sweep_dir: Path) -> pd.DataFrame:
     objective of the bounds) and ``run_id`` = the job folder's name."""
     import json
 
-    from xmlthresh.run.job import _NOT_METRICS, bounds_objective, config_params
+    from xmlthresh.run.job import NOT_METRICS, bounds_objective, config_params
     from xmlthresh.tracking.mlflow_runs import numeric_metrics
 
     rows = []
@@ -183,7 +183,7 @@ def results_table(sweep_dir: Path) -> pd.DataFrame:
                                                     "estimator", "cde_dataset") if result.get(key) is not None})
         row = {f"params.{key}": None if value is None else str(value) for key, value in params.items()}
         if not result.get("skipped"):
-            row.update({f"metrics.{key}": value for key, value in numeric_metrics(result, _NOT_METRICS).items()})
+            row.update({f"metrics.{key}": value for key, value in numeric_metrics(result, NOT_METRICS).items()})
         row.update({"run_id": path.parent.name, "status": "FINISHED", "tags.task": task,
                     "tags.skipped": result.get("skip_reason") if result.get("skipped") else None,
                     f"tags.{OBJECTIVE_TAG}": bounds_objective(result), "run_dir": str(path.parent)})

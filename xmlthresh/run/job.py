@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 TASKS = ("thresholds", "cde")
 
 #: result fields that are settings, not measurements (logged as params, not metrics)
-_NOT_METRICS = ("beta", "include_predict_all", "seed", "folds", "native_threshold")
+NOT_METRICS = ("beta", "include_predict_all", "seed", "folds", "native_threshold")
 
 
 def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
@@ -91,7 +91,7 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
             write_json_atomic(result_path, result)
             drawn = pictures() if pictures is not None else []  # after result.json: off the critical path
         if not result.get("skipped"):
-            tracker.log_metrics(numeric_metrics(result, exclude=_NOT_METRICS))
+            tracker.log_metrics(numeric_metrics(result, exclude=NOT_METRICS))
             objective = bounds_objective(result)
             if objective:  # text, not a metric: the report labels the bounds with it
                 tracker.set_tags({OBJECTIVE_TAG: objective})
