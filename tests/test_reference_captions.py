@@ -179,3 +179,28 @@ def test_every_figure_preset_has_its_caption_here():
     presets = sorted(path.stem for path in (PACKAGE_CONF / "experiment").glob("fig*.yaml"))
     assert presets, "no fig* presets found"
     assert set(presets) <= {preset for _, preset, _, _ in CAPTIONS}
+
+
+def test_fig_3_12_instance_has_no_fixed_point_and_the_captions_segment():
+    """Example 3 at n = 1000 (``dataset=example_copies``): V has no fixed point and the face of its jump -- the
+    grey segment of Fig. 3.12 that ``domain.png`` draws -- runs from (1/2, 1) to (1, 1/3)."""
+    import numpy as np
+
+    from xmlthresh.data.candidates import build_candidates
+    from xmlthresh.datasets import DATASETS
+    from xmlthresh.strategies import STRATEGIES
+    from xmlthresh.strategies.linearization import LinearizedMap
+
+    lists = DATASETS.build("example_copies", {"copies": 1000}).load()
+    assert lists.n_labels == 1000 and lists.num_docs == 7
+    vmap = LinearizedMap.build(build_candidates(lists), 1.0)
+    crossing = vmap.resolve(0, vmap.n_groups)
+    assert not crossing.fixed_point and crossing.jump_labels == 1000
+    first, last = crossing.face
+    ends = {(round(float(vmap.mean_p[i]), 12), round(float(vmap.mean_r[i]), 12)) for i in (first, last)}
+    assert ends == {(0.5, 1.0), (1.0, round(1 / 3, 12))}
+    fitted = STRATEGIES.get("linearization")().fit_lists(lists)
+    assert not fitted.fixed_point_exists_ and fitted.upper_bound_ - fitted.f_macro_ < 1e-6
+    # with 80 copies it is the Example data set's problem: same optimum as its 53 / 27 split
+    example = DATASETS.build("example_copies", {"copies": 80}).load()
+    assert np.isclose(STRATEGIES.get("domain")().fit_lists(example).f_macro_, 0.7179654, atol=5e-8)
