@@ -25,7 +25,23 @@ def test_table_1_lists_every_pair_and_both_coordinate_wise_maxima():
     assert "2 coordinate-wise maxima: (1, 3) F 0.7895, (4, 1) F 0.7500" in text
     assert "stops at (4, 1) with F-macro 0.750000: a coordinate-wise maximum 0.039474 below the optimum" in text
     # table 7: at the optimum label 0 keeps cut 1 although cut 4 has the larger linear objective (no fixed point)
-    assert "| 1 | 1.0000 | 0.5000 | 0.909722 | o |" in text and "| 4 | 0.5000 | 1.0000 | 0.975694 | > |" in text
+    assert "| 1 | 1.0000 | 0.5000 | 0.909722 | yes | o |" in text and "| 4 | 0.5000 | 1.0000 | 0.975694 | yes | > |" in text
+
+
+def test_table_7_lists_every_cut_of_the_example_class():
+    """Table 7: all seven cuts of the Example class (relevance 1,0,0,0,1,1,0; cut 7 = predict all), not only its
+    two Pareto candidates; the best response (cut 1) differs from the cut kept at the optimum (cut 6)."""
+    example = RankedLists.from_relevance_lists([[1, 0, 0, 0, 1, 1, 0]] * 3, [3] * 3, num_docs=7, name="example")
+    text = explain(example, 1.0, max_vectors=0)
+    block = text.split("label 0 (position 0")[1].split("\nlabel ")[0]
+    rows = [line for line in block.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert [int(row.split("|")[1]) for row in rows] == [1, 2, 3, 4, 5, 6, 7]
+    pareto = [row.split("|")[5].strip() for row in rows]
+    assert pareto == ["yes", "no", "no", "no", "no", "yes", "no"]
+    p = [float(row.split("|")[2]) for row in rows]
+    r = [float(row.split("|")[3]) for row in rows]
+    assert np.allclose(p, [1, 1 / 2, 1 / 3, 1 / 4, 2 / 5, 1 / 2, 3 / 7], atol=5e-5)
+    assert np.allclose(r, [1 / 3, 1 / 3, 1 / 3, 1 / 3, 2 / 3, 1, 1], atol=5e-5)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

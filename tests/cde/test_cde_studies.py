@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from xmlthresh.cde import CDE_DATASETS, ESTIMATORS
-from xmlthresh.cde.slices import density_slice, feature_point
+from xmlthresh.cde.slices import density_slice, feature_point, training_sample
 from xmlthresh.report.cde_studies import load_cde_results, sweep_axes
 from xmlthresh.report.studies import write_study_report
 
@@ -77,6 +77,30 @@ def test_density_slice_and_its_report(tmp_path):
     assert "| marginal |" in paths["markdown"].read_text() and "ise_at_x" in paths["markdown"].read_text()
     with pytest.raises(ValueError, match="x must be one number or 11"):
         feature_point([0.0, 1.0], 11)
+
+
+def test_panel_a_draws_the_data_set_coloured_by_its_relevance_summary(tmp_path):
+    """Fig. 4.1(a): the job saves its training targets with s(x); the report draws them before the densities."""
+    from xmlthresh.cde.datasets.base import relevance_summary
+    from xmlthresh.report.cde_studies import density_at_x_panels, density_at_x_plot
+
+    data = CDE_DATASETS.get("surd")(nx=3, ny=2, n_train=300, n_test=20).load(seed=0)
+    sample = training_sample(data, 3, max_points=250)
+    assert sample["sample_z"].shape == (250, 2) and str(sample["sample_colour"]) == "s(x)"
+    np.testing.assert_array_equal(sample["sample_s"], relevance_summary(data.X_train[:250], 3))
+    assert str(training_sample(data, None)["sample_colour"]) == "x1"  # the number of relevant features unknown
+    est = ESTIMATORS.get("marginal")(**fast_params("marginal")).fit(data.X_train, data.Z_train)
+    job = _job(tmp_path, 0, estimator="marginal", seed=0, rel_loss_direct=-0.2)
+    np.savez_compressed(job / "density_at_x.npz", **density_slice(est, data, 0.0, grid_size=20), **sample)
+    first, estimated = density_at_x_panels(load_cde_results(tmp_path))
+    assert first["sample_z"].shape == (250, 2)
+    from PIL import Image
+    import io
+
+    with_data = Image.open(io.BytesIO(density_at_x_plot(first, estimated))).size
+    without = Image.open(io.BytesIO(density_at_x_plot({k: v for k, v in first.items() if not k.startswith("sample")},
+                                                      estimated))).size
+    assert with_data[0] > without[0]  # one more panel: true, marginal and the data
 
 
 def test_direct_vs_approx_report_labels_settings_and_pairs_the_difference(tmp_path):

@@ -3,7 +3,9 @@
 ``density_slice(estimator, data, x)`` evaluates f^(. | x) and, when the data set knows it, f(. | x) on a
 ``grid_size`` x ``grid_size`` grid over the data set's plot box, plus the integrated squared error
 int (f^ - f)^2 dz at that x (midpoint rule). The arrays are what ``xmlthresh.report.cde_studies`` draws side by side
-with one colour scale; the job saves them as ``density_at_x.npz``.
+with one colour scale; the job saves them as ``density_at_x.npz``, together with ``training_sample``: the
+training targets and the relevance summary s(x) of their features, which the report draws as panel (a), the
+data set itself.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from xmlthresh.cde.base import CDEstimator
-from xmlthresh.cde.datasets.base import CDEData
+from xmlthresh.cde.datasets.base import CDEData, relevance_summary
 from xmlthresh.cde.validation import check_positive_int
 
 
@@ -41,3 +43,18 @@ def density_slice(estimator: CDEstimator, data: CDEData, x, grid_size: int = 80)
         cell = (z1[1] - z1[0]) * (z2[1] - z2[0])
         out["ise"] = np.array(float(((out["estimated"] - out["true"]) ** 2).sum() * cell))
     return out
+
+
+def training_sample(data: CDEData, relevant_features: int | None = None,
+                    max_points: int = 2000) -> dict[str, np.ndarray]:
+    """The first ``max_points`` training targets (``sample_z``, (k, nz)) and the colour of each (``sample_s``):
+    the relevance summary s(x) of its first ``relevant_features`` features (SURD, Fork: what moves z), or the
+    first feature when that number is not known; ``sample_colour`` names it."""
+    k = min(check_positive_int(max_points, "max_points"), len(data.Z_train))
+    X = data.X_train[:k]
+    if relevant_features is not None and 1 <= relevant_features <= X.shape[1]:
+        colour, name = relevance_summary(X, int(relevant_features)), "s(x)"
+    else:
+        colour, name = X[:, 0], "x1"
+    return {"sample_z": np.asarray(data.Z_train[:k], dtype=np.float64), "sample_s": np.asarray(colour, dtype=np.float64),
+            "sample_colour": np.array(name)}

@@ -6,8 +6,8 @@ For the reference work's small instances (``dataset=counterexample``: Table 1; `
    are **coordinate-wise maxima** (no single label can improve F-macro by moving its cut) and which is the
    global optimum -- printed when there are at most ``--max-vectors`` of them (Table 1);
 2. per distinct label (labels with the same candidate set are shown once, with their count): the linear
-   objective R0^2 p + beta^2 P0^2 r of every Pareto candidate at the optimum's (P0, R0) = (P, R), its best
-   response marked (Table 7: at a fixed point of V every label's cut at the optimum is its best response;
+   objective R0^2 p + beta^2 P0^2 r of every cut (1..L_k and "predict all"; the Pareto candidates marked) at
+   the optimum's (P0, R0) = (P, R), its best response marked (Table 7: at a fixed point of V every label's cut at the optimum is its best response;
    where V has none, as on Example, some are not);
 3. cyclic coordinate ascent on F-macro from ``--start`` (cuts, one per label; default: every label at its own
    F optimum, as ``strategy=coordinate`` starts), every move printed, until no label can improve: from
@@ -89,21 +89,23 @@ def all_vectors(lists: RankedLists, beta: float) -> dict[str, np.ndarray]:
 
 def linear_objective_table(lists: RankedLists, beta: float, p0: float, r0: float,
                            chosen: np.ndarray) -> list[dict[str, Any]]:
-    """Per distinct label (same candidate set): every Pareto candidate's linear objective at (p0, r0)."""
+    """Per distinct label (same cuts, tp and chosen cut): the linear objective R0^2 p + beta^2 P0^2 r at
+    (p0, r0) of every admissible cut (1..L_k and "predict all"), and which cuts are Pareto candidates (no other
+    cut has a precision and a recall at least as high, one of them higher; only those can be a best response)."""
     cands = build_candidates(lists)
     weight_p, weight_r = r0 * r0, beta * beta * p0 * p0
     rows, seen = [], {}
     for k in range(lists.n_labels):
-        lo, hi = cands.cand_ptr[k], cands.cand_ptr[k + 1]
-        key = (tuple(cands.cut[lo:hi].tolist()), tuple(cands.tp[lo:hi].tolist()), int(lists.n_relevant[k]),
-               int(chosen[k]))
+        cut, tp = cut_options(lists, k)
+        key = (tuple(cut.tolist()), tuple(tp.tolist()), int(lists.n_relevant[k]), int(chosen[k]))
         if key in seen:
             seen[key]["labels"] += 1
             continue
-        p, r = cands.precision[lo:hi], cands.recall[lo:hi]
+        p, r = _pr(tp, cut, lists.n_relevant[k])
         objective = weight_p * p + weight_r * r
-        entry = {"label": lists.label_ids[k], "position": k, "labels": 1, "cut": cands.cut[lo:hi], "p": p, "r": r,
-                 "objective": objective, "best": int(np.argmax(objective)), "chosen": int(chosen[k])}
+        pareto = np.isin(cut, cands.cut[cands.cand_ptr[k]:cands.cand_ptr[k + 1]])
+        entry = {"label": lists.label_ids[k], "position": k, "labels": 1, "cut": cut, "p": p, "r": r,
+                 "objective": objective, "pareto": pareto, "best": int(np.argmax(objective)), "chosen": int(chosen[k])}
         seen[key] = entry
         rows.append(entry)
     return rows
@@ -192,16 +194,17 @@ def explain(lists: RankedLists, beta: float = 1.0, start: Sequence[int] | None =
         out.append(f"every threshold vector: {_count(total)} of them (more than --max-vectors {max_vectors}), "
                    "not listed")
 
-    out += ["", f"linear objective R0^2 p + beta^2 P0^2 r at the optimum (P0, R0) = ({p0:.6f}, {r0:.6f}) per Pareto "
-                f"candidate of each distinct label (> = its best response, o = its cut at the optimum)"]
+    out += ["", f"linear objective R0^2 p + beta^2 P0^2 r at the optimum (P0, R0) = ({p0:.6f}, {r0:.6f}) per "
+                f"cut of each distinct label (> = its best response, o = its cut at the optimum; Pareto: no other cut has "
+                f"a p and an r at least as high, one of them higher)"]
     for entry in linear_objective_table(lists, beta, p0, r0, domain.cuts_):
         out.append(f"label {entry['label']} (position {entry['position']}; {entry['labels']} label(s) like it):")
-        out.append("| cut | p | r | objective | |")
-        out.append("|---|---|---|---|---|")
+        out.append("| cut | p | r | objective | Pareto | |")
+        out.append("|---|---|---|---|---|---|")
         for j in range(len(entry["cut"])):
             mark = (">" if j == entry["best"] else "") + ("o" if entry["cut"][j] == entry["chosen"] else "")
             out.append(f"| {entry['cut'][j]} | {entry['p'][j]:.4f} | {entry['r'][j]:.4f} | "
-                       f"{entry['objective'][j]:.6f} | {mark} |")
+                       f"{entry['objective'][j]:.6f} | {'yes' if entry['pareto'][j] else 'no'} | {mark} |")
         if len(out) > 400:
             out.append("... (further labels not shown)")
             break

@@ -6,9 +6,10 @@ sweep directory (``task=cde`` runs):
   one panel per value of any other varied data-set parameter (e.g. ``d``). The swept parameter is found
   from the jobs: the numeric data-set parameter with the most distinct values, where a coordinate of a
   list parameter counts as one (``d[0]`` when the jobs sweep d = [d, 1]); the others make panels.
-* ``cde_density_at_x`` (``experiment=cde_density_at_x``): the true density at one x next to each
-  estimator's (``density_at_x.npz`` of every job, written when ``cde.density_at_x`` is set), heat maps on
-  one colour scale, and a table of the integrated squared error at that x and the test-set losses.
+* ``cde_density_at_x`` (``experiment=cde_density_at_x``, Fig. 4.1): (a) the data set, the training targets
+  coloured by s(x), and (b) the true density at one x next to each estimator's (``density_at_x.npz`` of
+  every job, written when ``cde.density_at_x`` is set), heat maps on one colour scale, and a table of the
+  integrated squared error at that x and the test-set losses.
 * ``cde_direct_vs_approx`` (``experiment=cde_direct_vs_approx``, Fig. 4.2): per job the direct and the
   approximate relative loss with their SEs and their paired difference; a scatter of direct against
   approximate with the identity line, a colour per estimator and a marker per data-set setting.
@@ -129,29 +130,44 @@ def density_at_x_panels(results: pd.DataFrame) -> tuple[dict[str, np.ndarray], d
 
 
 def density_at_x_plot(first: dict[str, np.ndarray], estimated: dict[str, dict]) -> bytes:
-    """PNG: the true density at x, then every estimator's, heat maps on one colour scale."""
+    """PNG: (a) the data set -- the training targets of the first job, coloured by s(x) (when the job saved
+    them) -- then (b) the true density at x and every estimator's, heat maps on one colour scale."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     panels = ([("true", first["true"])] if "true" in first else []) + [(k, v["estimated"]) for k, v in estimated.items()]
+    sample = "sample_z" in first
     top = max(float(values.max()) for _, values in panels) or 1.0
     extent = (first["z1"][0], first["z1"][-1], first["z2"][0], first["z2"][-1])
-    cols = min(4, len(panels))
-    rows = int(np.ceil(len(panels) / cols))
+    n_axes = len(panels) + sample
+    cols = min(4, n_axes)
+    rows = int(np.ceil(n_axes / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.2 * rows), squeeze=False)
-    for ax in axes.ravel()[len(panels):]:
+    for ax in axes.ravel()[n_axes:]:
         ax.axis("off")
-    for ax, (title, values) in zip(axes.ravel(), panels):
+    heat_axes = axes.ravel()[int(sample):n_axes]
+    if sample:
+        ax = axes.ravel()[0]
+        z, colour = first["sample_z"], first["sample_s"]
+        name = str(first["sample_colour"]) if "sample_colour" in first else "s(x)"
+        points = ax.scatter(z[:, 0], z[:, 1], c=colour, s=3, cmap="coolwarm", vmin=0.0, vmax=1.0, linewidths=0)
+        ax.set_xlim(extent[0], extent[1])
+        ax.set_ylim(extent[2], extent[3])
+        ax.set_title(f"(a) the data: {len(z)} training targets", fontsize=9)
+        ax.set_xlabel("z1")
+        ax.set_ylabel("z2")
+        fig.colorbar(points, ax=ax, label=name)
+    for ax, (title, values) in zip(heat_axes, panels):
         image = ax.imshow(values, origin="lower", extent=extent, aspect="auto", vmin=0.0, vmax=top, cmap="viridis")
-        ax.set_title(title)
+        ax.set_title(f"(b) {title}" if sample else title)
         ax.set_xlabel("z1")
         ax.set_ylabel("z2")
         fig.colorbar(image, ax=ax)  # every panel has the same vmin / vmax: one colour scale
     x = np.asarray(first["x"])
     where = f"x = {x[0]:g} (every feature)" if np.all(x == x[0]) else f"x = {np.round(x, 3).tolist()}"
-    fig.suptitle(f"f(z | x) at {where}, one colour scale (0 .. {top:.3g})")
+    fig.suptitle(f"{'(b) ' if sample else ''}f(z | x) at {where}, one colour scale (0 .. {top:.3g})")
     return png_bytes(fig)
 
 

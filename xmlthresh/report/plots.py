@@ -2,7 +2,8 @@
 
 * ``domain.png`` -- the achievable set D(V) of (P, R) (all threshold vectors for small n, a seeded sample
   otherwise), the boundary of its convex hull (the Minkowski sum of the label chains), F level lines, the
-  returned point and the hull maximiser (the certified upper bound);
+  returned point and the hull maximiser (the certified upper bound); where V has no fixed point, the face
+  [V+, V-] of its jump in grey (the segment of Fig. 3.12 of the reference work);
 * ``argv.png`` -- ArgV, the angle of V against the input angle, with the identity: a fixed point where they
   cross, a jump where there is none (its curve as data in ``argv.csv``, which the ``argv`` study overlays);
 * ``pr_curves.png`` -- precision-recall curves of sample labels (the most frequent, or those of the
@@ -116,6 +117,12 @@ def achievable_set(lists: RankedLists, beta: float, cuts: np.ndarray | None = No
     _level_lines(ax, beta)
     ax.scatter(points_p, points_r, s=2, color="tab:blue", alpha=0.35, label=f"D(V): {title}")
     ax.plot(vmap.mean_p, vmap.mean_r, color="black", lw=1, label="convex hull boundary (Minkowski sum)")
+    crossing = vmap.resolve(0, vmap.n_groups)
+    if not crossing.fixed_point:  # V jumps across the identity: the optimum is on the face [V+, V-] of the jump
+        first, last = crossing.face
+        ax.plot(vmap.mean_p[[first, last]], vmap.mean_r[[first, last]], color="0.55", lw=5, alpha=0.8, zorder=1,
+                label=f"jump of V, no fixed point: ({vmap.mean_p[first]:.3g}, {vmap.mean_r[first]:.3g})-"
+                      f"({vmap.mean_p[last]:.3g}, {vmap.mean_r[last]:.3g})")
     best = int(np.argmax(vmap.f(np.arange(len(vmap.mean_p)))))
     ax.plot(vmap.mean_p[best], vmap.mean_r[best], "*", color="tab:red", ms=12, label="best hull state")
     if cuts is not None:

@@ -81,6 +81,7 @@ class Crossing:
     upper_f: float  # F at the fixed point, or max F over the face of the jump
     jump_labels: int  # labels switching at the jump (0 at a fixed point)
     states_scanned: int
+    face: tuple[int, int]  # states at the ends of the jump's face [V+, V-] (the segment); (state, state) at a fixed point
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ class LinearizedMap:
         upper_angle = HALF_PI if q == 0 else float(self.breakpoint_angle(self.group_key[q - 1]))
         v_angle = float(self.angle(state))
         if v_angle <= upper_angle:  # V of piece q has its angle inside the piece: a fixed point
-            return Crossing(True, state, v_angle, float(self.f(state)), 0, scanned)
+            return Crossing(True, state, v_angle, float(self.f(state)), 0, scanned, (state, state))
         # jump at key_q: from state bounds[q-1] (angle below the breakpoint) to bounds[q] (above it)
         first, last = int(self.bounds[q - 1]), state
         face = np.arange(first, last + 1)
@@ -186,7 +187,7 @@ class LinearizedMap:
             self.mean_p[first], self.mean_r[first], self.mean_p[last] - self.mean_p[first],
             self.mean_r[last] - self.mean_r[first], self.beta**2,
         )
-        return Crossing(False, best, upper_angle, float(upper_f), last - first, scanned)
+        return Crossing(False, best, upper_angle, float(upper_f), last - first, scanned, (first, last))
 
     def _not_below(self, groups: np.ndarray) -> np.ndarray:
         """Whether ArgV of piece q is >= the lower end of the piece (theta(key_{q+1}), 0 for the last)."""
