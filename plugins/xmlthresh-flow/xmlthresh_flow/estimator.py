@@ -65,7 +65,9 @@ class FlowCDE(TunedCDE):
     Parameters: ``transforms_grid`` (autoregressive spline transforms), ``hidden_grid`` (units per hidden
     layer of each transform's MLP), ``lr_grid`` (Adam learning rates), ``weight_decay_grid`` (Adam L2 weight
     decay) -- the grids tuned by the validation CDE loss; ``bins`` (spline bins), ``n_layers`` (hidden layers
-    per MLP), ``max_epochs``, ``patience`` (early stopping on the validation NLL), ``batch_size``, ``n_mc``
+    per MLP), ``max_epochs``, ``patience`` (early stopping on the validation NLL), ``batch_size``,
+    ``max_batches`` (at most this many mini-batches per epoch: a larger fit split gets larger batches; None:
+    always ``batch_size``), ``n_mc``
     (draws per validation row for int f^2 in the tuning loss), ``max_fit`` (cap on the fit-split points; None:
     all), ``n_threads`` (torch CPU threads while fitting and predicting; None: torch's setting), and the
     tuning parameters of ``TunedCDE`` (``val_fraction``, ``max_val`` (default 1000: these rows also stop the
@@ -83,6 +85,7 @@ class FlowCDE(TunedCDE):
     max_epochs: int = 200
     patience: int = 15
     batch_size: int = 256
+    max_batches: int | None = 32
     n_mc: int = 64
     max_fit: int | None = 10000
     n_threads: int | None = 1
@@ -114,6 +117,8 @@ class FlowCDE(TunedCDE):
         for name in ("bins", "n_layers", "max_epochs", "patience", "batch_size", "n_mc"):
             _check_positive_ints([getattr(self, name)], name)
         check_cap(self.max_fit, "flow: max_fit", 10)
+        if self.max_batches is not None:
+            _check_positive_ints([self.max_batches], "max_batches")
         if self.n_threads is not None:
             _check_positive_ints([self.n_threads], "n_threads")
 
@@ -183,6 +188,15 @@ class FlowCDE(TunedCDE):
         self.transforms_, self.hidden_, self.lr_, self.weight_decay_ = (g[i] for g, i in zip(grids, cell))
         self.tuning_losses_ = losses
 
+    def _batch(self, n: int) -> int:
+        """Rows per mini-batch for ``n`` fit rows: ``batch_size``, raised so that an epoch has at most
+        ``max_batches`` of them (a large training split gets large batches: the per-step overhead, not the
+        arithmetic, dominates a small network's epoch), and at most ``n``."""
+        batch = int(self.batch_size)
+        if self.max_batches is not None:
+            batch = max(batch, -(-n // int(self.max_batches)))
+        return min(batch, n)
+
     def _train(self, torch, data, transforms: int, hidden: int, lr: float, wd: float, seed: int):
         """One candidate: Adam on the NLL, early stopping on the validation NLL -> (float64 flow with the best
         weights, epochs run, best epoch, best validation NLL)."""
@@ -194,7 +208,7 @@ class FlowCDE(TunedCDE):
             shuffle = torch.Generator().manual_seed(seed)
             opt = torch.optim.Adam(flow.parameters(), lr=lr, weight_decay=wd)
             best_nll, best_state, best_epoch, epoch = np.inf, None, 0, 0
-            batch = min(int(self.batch_size), n)
+            batch = self._batch(n)
             for epoch in range(1, int(self.max_epochs) + 1):
                 flow.train()
                 order = torch.randperm(n, generator=shuffle)
