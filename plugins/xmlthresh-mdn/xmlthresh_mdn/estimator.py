@@ -21,8 +21,9 @@ Reproducibility: every candidate starts from the same torch seed drawn from ``ra
 for the same seed, and polite on a shared machine; None keeps torch's setting). PyTorch is only needed to
 fit: prediction is a numpy forward pass of the stored weights, in blocks of rows.
 
-Scale: the fit split is capped at ``max_fit`` points (a seeded random subset), each epoch costs
-O(n_fit * hidden^2), memory is O(n) (the data and one mini-batch of activations); prediction is O(m K d).
+Scale: the fit split is capped at ``max_fit`` points (a seeded random subset), an epoch has at most
+``max_batches`` mini-batches (larger batches for larger splits) and costs O(n_fit * hidden^2), memory is
+O(n) (the data and one mini-batch of activations); prediction is O(m K d).
 """
 
 from __future__ import annotations
