@@ -102,6 +102,7 @@ def test_tune_false_trains_the_one_combination(small_data):
 
 
 def test_unknown_parameter_and_bad_values_are_one_line_errors(small_data):
+    _torch()  # without torch or zuko the build stops earlier, at "unavailable" (tested below)
     with pytest.raises(ConfigError, match="estimator 'flow' has no parameter\\(s\\) bogus") as err:
         make_estimator("flow", small_data[1], 0, bogus=1)
     assert "\n" not in str(err.value)
