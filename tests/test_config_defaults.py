@@ -114,7 +114,7 @@ def test_every_registered_class_has_a_base_option():
     """The option named like the registry key exists for every registered class, plugins' included."""
     listed = {(group, path.stem) for group, path in _base_options()}
     # not the fake plugins other tests register
-    ours = {"xmlthresh", "xmlthresh_peers", "xmlthresh_mdn", "xmlthresh_libmultilabel"}
+    ours = {"xmlthresh", "xmlthresh_peers", "xmlthresh_mdn", "xmlthresh_flow", "xmlthresh_libmultilabel"}
     for group, registry in REGISTRIES.items():
         for name in registry.names():
             if registry.get(name).__module__.split(".")[0] not in ours:

@@ -24,6 +24,14 @@ def register_resolvers() -> None:
     OmegaConf.register_new_resolver(
         "xmlthresh_searchpath", lambda: [d.as_uri() for d in config_search_dirs()], replace=True
     )
+    OmegaConf.register_new_resolver("xmlthresh_with_plugin_estimators", _with_plugin_estimators, replace=True)
+
+
+def _with_plugin_estimators(*names: str) -> str:
+    """The resolver's body: imports the plugins only when a preset asks for them."""
+    from xmlthresh.config.plugins import with_plugin_estimators
+
+    return with_plugin_estimators(*names)
 
 
 def compose(overrides: Sequence[str] = ()) -> dict[str, Any]:

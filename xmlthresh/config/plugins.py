@@ -180,3 +180,33 @@ def _registered_classes() -> list[str]:
             state = f"  [unavailable: {reason}]" if reason else ""
             lines.append(f"  {kind} {name:<22} {getattr(obj, '__module__', '')}{state}")
     return lines
+
+
+def plugin_estimators() -> list[str]:
+    """The CDE estimators that plugins add and that can run here: registered by a module outside the package,
+    not unavailable (``unavailable_reason``), and with an option ``estimator=<name>`` to select them -- sorted.
+    The presets that compare every estimator (``experiment=cde_xanes``) append them to their own list through
+    the resolver ``xmlthresh_with_plugin_estimators`` (:func:`with_plugin_estimators`)."""
+    from xmlthresh.config.options import options
+
+    load_plugins()
+    registry = _registry("estimator")
+    selectable = {option.name for option in options("estimator")}
+    found = []
+    for name in registry.names():
+        cls = registry.get(name)
+        if cls.__module__.split(".")[0] == "xmlthresh" or name not in selectable:
+            continue
+        unavailable = getattr(cls, "unavailable_reason", None)
+        if callable(unavailable) and unavailable():
+            log.info("estimator %s of a plugin is not added to the sweep: %s", name, unavailable())
+            continue
+        found.append(name)
+    return sorted(found)
+
+
+def with_plugin_estimators(*names: str) -> str:
+    """``names`` followed by :func:`plugin_estimators` not among them, comma-separated: the value of a sweep
+    over estimators (``hydra.sweeper.params.estimator``) that includes every installed estimator plugin."""
+    given = [str(name).strip() for name in names if str(name).strip()]
+    return ",".join(given + [name for name in plugin_estimators() if name not in given])

@@ -254,7 +254,9 @@ def target_set_label(row: pd.Series) -> str:
 def _per_point(job_dir: str) -> dict[str, np.ndarray]:
     path = Path(job_dir) / "per_point.npz"
     if not path.is_file():
-        raise ValueError(f"{path} is missing: run the jobs with cde.save_per_point=true (experiment=cde_xanes does)")
+        raise ValueError(f"{path} is missing: run the jobs with cde.save_per_point=true (experiment=cde_xanes does); "
+                         "if they had it, the file was deleted: run the sweep again (a job whose files are gone "
+                         "runs again) or with force=true")
     with np.load(path) as npz:
         return {key: npz[key] for key in npz.files}
 

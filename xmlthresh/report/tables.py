@@ -244,11 +244,18 @@ def _varies(runs: pd.DataFrame, column: str) -> bool:
     return runs[column].nunique(dropna=True) > 1
 
 
+#: params a CDE run logs as outcomes, not settings: the values its tuning chose (``tuned.k_``, ``tuned.u_scale_``)
+_CDE_OUTCOMES = "tuned."
+
+
 def _cde_table(runs: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
     """Rows of task=cde runs: data set, estimator, every other param that varies (``cde_dataset.alpha`` in
-    a sweep over it: never averaged over), seed and the CDE metrics."""
+    a sweep over it: never averaged over), seed and the CDE metrics. The tuned values (``tuned.*``) are
+    results of a run, not keys: they differ from seed to seed, and as keys they kept the seeds apart and
+    gave every one of them a figure."""
     swept = sorted(column[len("params."):] for column in runs.columns
                    if column.startswith("params.") and column[len("params."):] not in CDE_KEYS + list(_NOT_KEYS)
+                   and not column[len("params."):].startswith(_CDE_OUTCOMES)
                    and not _is_seed(column[len("params."):]) and _varies(runs, column))
     table = pd.DataFrame({key: runs.get(f"params.{key}") for key in CDE_KEYS + swept + ["seed"]})
     for key in swept:

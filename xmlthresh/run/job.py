@@ -232,13 +232,21 @@ def _resumed(done: Any, run_dir: Path, context: Mapping[str, Any], uri: str | No
     earlier result cannot be read: then the job runs again."""
     import json
 
-    from xmlthresh.tracking.mlflow_runs import copy_result
+    from xmlthresh.tracking.mlflow_runs import copy_artifacts, copy_result
 
     try:
         local = copy_result(done, run_dir, uri)
         earlier = json.loads(Path(local).read_text())
+        copied = copy_artifacts(done, run_dir, uri)
     except Exception as exc:  # artifacts deleted or store moved: recompute rather than fail
         log.warning("run %s finished but its result.json is unreadable (%s); running the job again", done.run_id, exc)
+        return None
+    missing = [name for name in files_needed(cfg, task, earlier) if not (run_dir / name).is_file()]
+    if missing:  # e.g. per_point.npz of a sweep killed before its records were sent, its folder deleted since
+        log.warning("run %s finished but its %s is gone from the store (the report needs it); running the job "
+                    "again", done.run_id, ", ".join(missing))
+        for path in copied:
+            path.unlink(missing_ok=True)
         return None
     result = {**earlier, "resumed_from": done.run_id, "run_dir": str(run_dir)}
     write_json_atomic(run_dir / "result.json", result)
@@ -250,9 +258,24 @@ def _resumed(done: Any, run_dir: Path, context: Mapping[str, Any], uri: str | No
                      run_dir=run_dir, sync="deferred") as tracker:
         tracker.record["reused_run_id"] = done.run_id
         tracker.log_artifact(run_dir / "result.json")
+        for path in copied:
+            tracker.log_artifact(path)
     mark_resumed(sweep_dir, int(context.get("job_num", 0)), done.run_id)
     log.info("already finished as run %s, reused (force=true runs it again)", done.run_id)
     return result
+
+
+def files_needed(cfg: Mapping[str, Any], task: str, result: Mapping[str, Any]) -> list[str]:
+    """The files beside result.json in a job's folder that its configuration asks for and a study report
+    reads: ``per_point.npz`` with ``cde.save_per_point``, ``density_at_x.npz`` with ``cde.density_at_x`` on
+    2-D targets. A resumed job whose earlier run lacks one is run again (:func:`_resumed`)."""
+    if task != "cde" or result.get("skipped"):
+        return []
+    cde_cfg = cfg.get("cde") or {}
+    needed = ["per_point.npz"] if cde_cfg.get("save_per_point") else []
+    if cde_cfg.get("density_at_x") is not None and result.get("n_targets") == 2:
+        needed.append("density_at_x.npz")
+    return needed
 
 
 def summary(result: Mapping[str, Any]) -> str:

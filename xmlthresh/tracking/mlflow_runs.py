@@ -413,6 +413,40 @@ def copy_result(run: FinishedRun, dst: Path, uri: str | None) -> Path:
                                                     dst_path=str(dst)))
 
 
+def copy_artifacts(run: FinishedRun, dst: Path, uri: str | None) -> list[Path]:
+    """Copy every file a run logged at the top of its artifacts, but ``result.json`` (:func:`copy_result`), into
+    ``dst`` and return the local copies (resuming a sweep job: its per-point losses, density slices, fitted
+    thresholds and pictures, which the study reports read from the job's folder). Local artifact folders are
+    copied directly, other stores through MLflow's download. An artifact that is gone is simply not copied: the
+    caller checks the files the job needs (:func:`xmlthresh.run.job.files_needed`)."""
+    import shutil
+    from urllib.parse import unquote, urlparse
+
+    dst = Path(dst)
+    dst.mkdir(parents=True, exist_ok=True)
+    parsed = urlparse(run.artifact_uri)
+    if parsed.scheme in ("", "file"):
+        source = Path(unquote(parsed.path))
+        names = sorted(p.name for p in source.iterdir() if p.is_file()) if source.is_dir() else []
+        copied = []
+        for name in names:
+            if name != RESULT_ARTIFACT:
+                shutil.copyfile(source / name, dst / name)
+                copied.append(dst / name)
+        return copied
+    import mlflow
+
+    _quiet_mlflow_logging()
+    client = client_for(uri)
+    mlflow.set_tracking_uri(uri or default_tracking_uri())
+    copied = []
+    for info in client.list_artifacts(run.run_id):
+        if not info.is_dir and info.path != RESULT_ARTIFACT:
+            copied.append(Path(mlflow.artifacts.download_artifacts(run_id=run.run_id, artifact_path=info.path,
+                                                                   dst_path=str(dst))))
+    return copied
+
+
 def start_sweep_parent(uri: str | None, experiment: str, sweep_dir: Path, arguments: str, launcher: str) -> str:
     """Create the parent run of a sweep (left RUNNING for the jobs' child runs) and return its id.
 

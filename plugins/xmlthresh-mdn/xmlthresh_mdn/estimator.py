@@ -21,8 +21,9 @@ Reproducibility: every candidate starts from the same torch seed drawn from ``ra
 for the same seed, and polite on a shared machine; None keeps torch's setting). PyTorch is only needed to
 fit: prediction is a numpy forward pass of the stored weights, in blocks of rows.
 
-Scale: the fit split is capped at ``max_fit`` points (a seeded random subset), each epoch costs
-O(n_fit * hidden^2), memory is O(n) (the data and one mini-batch of activations); prediction is O(m K d).
+Scale: the fit split is capped at ``max_fit`` points (a seeded random subset), an epoch has at most
+``max_batches`` mini-batches (larger batches for larger splits) and costs O(n_fit * hidden^2), memory is
+O(n) (the data and one mini-batch of activations); prediction is O(m K d).
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ class MDNCDE(MixtureCDE, TunedCDE):
     Parameters: ``n_components_grid``, ``hidden_grid`` (units per hidden layer), ``lr_grid`` (Adam learning
     rates), ``weight_decay_grid`` (Adam L2 weight decay) -- the grids tuned by the validation CDE loss;
     ``n_layers`` (hidden layers), ``max_epochs``, ``patience`` (early stopping on the validation NLL),
-    ``batch_size``, ``min_scale`` (floor of the component scales, in units of the target std), ``max_fit``
+    ``batch_size``, ``max_batches`` (at most this many mini-batches per epoch: a larger fit split gets larger
+    batches; None: always ``batch_size``), ``min_scale`` (floor of the component scales, in units of the target std), ``max_fit``
     (cap on the fit-split points; None: all), ``n_threads`` (torch CPU threads while fitting; None: torch's
     setting), and the tuning parameters of ``TunedCDE`` (``val_fraction``, ``max_val`` (default 1000 here,
     not 500: these held-out rows also stop the training early), ``tune`` (False: each grid holds the one
@@ -95,6 +97,7 @@ class MDNCDE(MixtureCDE, TunedCDE):
     max_epochs: int = 300
     patience: int = 20
     batch_size: int = 256
+    max_batches: int | None = 32
     min_scale: float = 1e-3
     max_fit: int | None = 20000
     n_threads: int | None = 1
@@ -120,6 +123,8 @@ class MDNCDE(MixtureCDE, TunedCDE):
         _nonneg_floats(self.weight_decay_grid, "weight_decay_grid", positive=False)
         for name in ("n_layers", "max_epochs", "patience", "batch_size"):
             _positive_ints([getattr(self, name)], name)
+        if self.max_batches is not None:
+            _positive_ints([self.max_batches], "max_batches")
         _nonneg_floats([self.min_scale], "min_scale", positive=True)
         check_cap(self.max_fit, "mdn: max_fit", 10)
         if self.n_threads is not None:
@@ -169,6 +174,15 @@ class MDNCDE(MixtureCDE, TunedCDE):
         self.n_components_, self.hidden_, self.lr_, self.weight_decay_ = (g[i] for g, i in zip(grids, cell))
         self.tuning_losses_ = losses
 
+    def _batch(self, n: int) -> int:
+        """Rows per mini-batch for ``n`` fit rows: ``batch_size``, raised so that an epoch has at most
+        ``max_batches`` of them (a large training split gets large batches: the per-step overhead, not the
+        arithmetic, dominates a small network's epoch), and at most ``n``."""
+        batch = int(self.batch_size)
+        if self.max_batches is not None:
+            batch = max(batch, -(-n // int(self.max_batches)))
+        return min(batch, n)
+
     def _train(self, torch, data, K: int, hidden: int, lr: float, wd: float, seed: int):
         """One candidate: Adam on the NLL, early stopping on the validation NLL -> (numpy layers, epochs run,
         best epoch, best validation NLL)."""
@@ -181,7 +195,7 @@ class MDNCDE(MixtureCDE, TunedCDE):
             shuffle = torch.Generator().manual_seed(seed)
             opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=wd)
             best_nll, best_state, best_epoch, epoch = np.inf, None, 0, 0
-            batch = min(int(self.batch_size), n)
+            batch = self._batch(n)
             for epoch in range(1, int(self.max_epochs) + 1):
                 net.train()
                 order = torch.randperm(n, generator=shuffle)
