@@ -343,7 +343,7 @@ def test_the_bounds_are_labelled_with_the_objective_they_certify(store, monkeypa
     """A holdout page showed pu's lower bound (of the plug-in F-macro on the fit split) above its own
     F-macro, with nothing saying that the bound belongs to another objective."""
     from xmlthresh.report.comparison import write_report
-    from xmlthresh.run.job import bounds_objective
+    from xmlthresh.tracking.run_fields import bounds_objective
 
     uri, _ = store  # real runs: the job tags the objective of its bounds
     tracked = load_runs(uri, latest_sweep=False)

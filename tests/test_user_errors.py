@@ -173,7 +173,7 @@ CASES: tuple[Case, ...] = (
     Case("cde_dataset_unknown", "Raw tracebacks", "`task=cde cde_dataset=nosuch`", ("task=cde", "cde_dataset=nosuch"),
          E + "unknown cde_dataset option 'nosuch'; known: direct_vs_approx/fork, direct_vs_approx/surd_cube, ..."),
     Case("estimator_unknown", "Raw tracebacks", "`task=cde estimator=nosuch`", ("task=cde", "estimator=nosuch"),
-         E + "unknown estimator option 'nosuch'; known: ckde, flexcode, gmm, marginal, ..."),
+         E + "unknown estimator option 'nosuch'; known: ckde, flexcode, ..."),
     Case("estimator_bogus_param", "Raw tracebacks", "`task=cde +estimator.bogus=1`", ("task=cde", "+estimator.bogus=1"),
          E + "estimator 'nnkcde' has no parameter(s) bogus; its parameters: bandwidth_grid, bounds, k_grid, max_val, "
          "random_state, tune, val_fraction"),

@@ -142,7 +142,7 @@ def _objectives_from_results(table: pd.DataFrame, uri: str | None, artifacts: di
     import json
     import tempfile
 
-    from xmlthresh.run.job import bounds_objective
+    from xmlthresh.tracking.run_fields import bounds_objective
     from xmlthresh.tracking.mlflow_runs import FinishedRun, copy_result
 
     with tempfile.TemporaryDirectory(prefix="xmlthresh-report-") as folder:
@@ -159,12 +159,12 @@ def _objectives_from_results(table: pd.DataFrame, uri: str | None, artifacts: di
 def results_table(sweep_dir: Path) -> pd.DataFrame:
     """The jobs of a sweep from their own files, for a sweep run without tracking: one row per job folder
     with a ``result.json``, shaped like MLflow's search table so that :func:`select_runs` reads it -- params
-    as the job logs them (:func:`xmlthresh.run.job.config_params` of the job's ``.hydra/config.yaml``, the
+    as the job logs them (:func:`xmlthresh.tracking.run_fields.config_params` of the job's ``.hydra/config.yaml``, the
     ``kind`` and ``ranker`` the result names), metrics (the result's numbers), tags (skipped, task, the
     objective of the bounds) and ``run_id`` = the job folder's name."""
     import json
 
-    from xmlthresh.run.job import NOT_METRICS, bounds_objective, config_params
+    from xmlthresh.tracking.run_fields import NOT_METRICS, bounds_objective, config_params
     from xmlthresh.tracking.mlflow_runs import numeric_metrics
 
     rows = []

@@ -17,18 +17,15 @@ from xmlthresh._util.files import write_json_atomic
 from xmlthresh.config import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
 from xmlthresh._util.registry import ConfigError
 from xmlthresh.run.sweep import mark_resumed, parent_run_id, resumable_run
-from xmlthresh.tracking.mlflow_runs import (CONFIG_HASH_TAG, OBJECTIVE_TAG, OVERRIDES_TAG, config_hash, flatten, git_commit,
+from xmlthresh.tracking.mlflow_runs import (CONFIG_HASH_TAG, OBJECTIVE_TAG, OVERRIDES_TAG, config_hash, git_commit,
                                             numeric_metrics, read_sweep_store)
 from xmlthresh.tracking.record import SYNC_MODES, tracked_run
+from xmlthresh.tracking.run_fields import NOT_METRICS, bounds_objective, config_params
 
 log = logging.getLogger(__name__)
 
 #: what a run can do: choose thresholds (the default) or benchmark a conditional density estimator
 TASKS = ("thresholds", "cde")
-
-#: result fields that are settings, not measurements (logged as params, not metrics)
-NOT_METRICS = ("beta", "include_predict_all", "seed", "folds", "native_threshold")
-
 
 def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
             context: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -105,17 +102,6 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
     return result
 
 
-def bounds_objective(result: Mapping[str, Any]) -> str | None:
-    """The objective a result's certified bounds hold for -- those of the evaluated documents (``lower_bound``,
-    ``upper_bound``) or else of the fit split (``fit_*``) -- as the strategy names it (``objective``, e.g.
-    ``plug-in F-macro (expected counts under calibrated probabilities)``), ``empirical F-macro`` when it names
-    none; None for a result without bounds."""
-    for prefix in ("", "fit_"):
-        if result.get(f"{prefix}lower_bound") is not None or result.get(f"{prefix}upper_bound") is not None:
-            return str(result.get(f"{prefix}objective") or "empirical F-macro")
-    return None
-
-
 def sync_mode(tracking: Mapping[str, Any]) -> str:
     """``tracking.sync`` of a single run (see :data:`xmlthresh.tracking.record.SYNC_MODES`); for a config
     without the key, ``$XMLTHRESH_TRACKING_SYNC`` or ``background``, as the packaged config says."""
@@ -127,27 +113,6 @@ def sync_mode(tracking: Mapping[str, Any]) -> str:
     if mode not in SYNC_MODES:
         raise ConfigError(f"tracking.sync must be one of {', '.join(SYNC_MODES)}, got {mode!r}")
     return mode
-
-
-def config_params(cfg: Mapping[str, Any], task: str) -> dict[str, Any]:
-    """The params a job logs, as its config states them (a job that fails before logging its own -- a bad
-    ``beta``, an unknown option -- is logged with these, so a failed sweep job says in MLflow what it was)."""
-    def options(group: str, drop: tuple[str, ...] = ("name",)) -> dict[str, Any]:
-        section = cfg.get(group) or {}
-        return flatten({k: v for k, v in section.items() if k not in drop}, f"{group}.") if isinstance(
-            section, Mapping) else {}
-
-    def name(group: str) -> Any:
-        section = cfg.get(group) or {}
-        return section.get("name", section.get("loader")) if isinstance(section, Mapping) else section
-
-    if task == "cde":
-        return {"estimator": name("estimator"), "cde_dataset": name("cde_dataset"), "seed": cfg.get("seed"),
-                **options("estimator"), **options("cde_dataset")}
-    return {"strategy": name("strategy"), "dataset": name("dataset"), "beta": cfg.get("beta"),
-            "protocol": name("protocol") or "oracle", "seed": cfg.get("seed"), **options("protocol"),
-            **options("strategy"), **options("dataset", drop=()),
-            **({"ranker": name("ranker"), **options("ranker")} if cfg.get("ranker") else {})}
 
 
 def draws_pictures(plots: Any, context: Mapping[str, Any]) -> bool:
