@@ -346,3 +346,47 @@ def test_a_report_that_cannot_write_names_its_own_option(tmp_path):
     finally:
         files.WRITE_ELSEWHERE.reset(token)
     assert message.endswith("free space there or write elsewhere (--out)")
+
+
+# --- a fourth fresh list: errors of the library's own building blocks -----------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda: xmlthresh.fit_thresholds(np.random.default_rng(0).random((6, 2)), np.eye(6, 2, dtype=bool),
+                                     strategy="optimal"),
+    lambda: xmlthresh.load_dataset("espgam"),
+])
+def test_an_unknown_name_is_a_value_error_like_every_other_bad_input(call):
+    """The library promises one ``ValueError`` (``InputError``) for a bad input; an unknown name is one, and
+    still a ``KeyError`` for code that looks names up."""
+    with pytest.raises(xmlthresh.InputError, match="unknown .*; known: ") as caught:
+        call()
+    assert isinstance(caught.value, KeyError)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: xmlthresh.metrics.f_beta(1.5, 0.5), r"precision must lie in \[0, 1\]"),
+    (lambda: xmlthresh.metrics.f_beta(0.5, float("nan")), r"recall must lie in \[0, 1\]: 1 value\(s\) outside, first nan"),
+    (lambda: xmlthresh.metrics.f_beta([0.2, 0.3], [0.4, 7.0]), r"recall must lie in \[0, 1\]"),
+    (lambda: xmlthresh.metrics.f_beta(0.5, 0.5, beta=-1), r"beta must be a number in"),
+    (lambda: xmlthresh.f_macro_score(np.eye(3), np.eye(3), beta=-1), r"beta must be a number in"),
+    (lambda: xmlthresh.metrics.evaluate(tp=[5], cut=[2], n_relevant=[3]),
+     r"label 0 has tp 5, cut 2 and n_relevant 3; 0 <= tp <= min\(cut, n_relevant\)"),
+    (lambda: xmlthresh.metrics.evaluate(tp=[1, 1], cut=[2], n_relevant=[3, 3]), r"1-D with one entry per label"),
+    (lambda: xmlthresh.f_macro_score(np.eye(3), np.eye(3)[:, :2]), r"^y_true and y_pred differ in shape: y_true \(3, 3\)"),
+])
+def test_the_metric_functions_refuse_values_they_cannot_score(call, message):
+    """A metric never returns a number for nonsense: precision 1.5 gave F 0.75, tp above the cut gave F-macro 2,
+    a negative beta was taken as its square."""
+    with pytest.raises(xmlthresh.InputError, match=message):
+        call()
+
+
+def test_the_metric_functions_still_take_a_mean_of_ones_a_hair_above_one():
+    assert xmlthresh.metrics.f_beta(1.0 + 1e-15, 1.0) == pytest.approx(1.0)
+
+
+def test_a_bad_point_for_the_density_slice_names_its_option():
+    from xmlthresh.cde.slices import feature_point
+
+    with pytest.raises(ValueError, match=r"^cde.density_at_x must be one number \(every feature\) or 11 finite"):
+        feature_point([1, 2], 11, "cde.density_at_x")

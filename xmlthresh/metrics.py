@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from xmlthresh._util.lazy_imports import lazy_module
-from xmlthresh.validation import InputError, check_labels
+from xmlthresh.validation import InputError, check_beta, check_labels
 
 sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 
@@ -43,6 +43,11 @@ def f_beta(precision, recall, beta: float = 1.0):
     float or numpy.ndarray
         A float for scalar inputs, else an array of the broadcast shape.
 
+    Raises
+    ------
+    InputError
+        A precision or recall outside [0, 1] or NaN, or a beta outside the range every entry point accepts.
+
     Examples
     --------
     >>> from xmlthresh.metrics import f_beta
@@ -51,14 +56,30 @@ def f_beta(precision, recall, beta: float = 1.0):
     >>> f_beta([0.5, 1.0], [1.0, 1.0], beta=2.0)
     array([0.83333333, 1.        ])
     """
-    precision = np.asarray(precision, dtype=np.float64)
-    recall = np.asarray(recall, dtype=np.float64)
+    precision = _unit_interval(precision, "precision")
+    recall = _unit_interval(recall, "recall")
+    beta = check_beta(beta)
     b2 = beta * beta
     den = b2 * precision + recall
     num = (1.0 + b2) * precision * recall
     out = np.zeros(np.broadcast(precision, recall).shape, dtype=np.float64)
     np.divide(num, den, out=out, where=den > 0)
     return out if out.ndim else float(out)
+
+
+def _unit_interval(values: Any, what: str) -> np.ndarray:
+    """``values`` as float64, refused unless every one lies in [0, 1] (a rounding excess of 1e-12 is allowed:
+    a mean of ones can come out a hair above 1)."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} must be a number or an array of numbers in [0, 1], got {values!r}") from None
+    bad = ~((array >= 0.0) & (array <= 1.0 + 1e-12))  # NaN fails both comparisons
+    if bad.any():
+        first = array[bad].flat[0] if array.ndim else float(array)
+        raise InputError(f"{what} must lie in [0, 1]: {int(np.count_nonzero(bad))} value(s) outside, "
+                         f"first {first!r}; precision and recall are fractions, not counts or percentages")
+    return array
 
 
 def per_label_precision_recall(tp: np.ndarray, cut: np.ndarray, n_relevant: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -90,8 +111,9 @@ def evaluate(tp: np.ndarray, cut: np.ndarray, n_relevant: np.ndarray, beta: floa
 
     Raises
     ------
-    ValueError
-        A label without a relevant document (drop such labels first).
+    InputError
+        A label without a relevant document (drop such labels first), counts of different lengths, negative
+        counts, or more true positives than predicted or relevant documents.
 
     Examples
     --------
@@ -100,11 +122,17 @@ def evaluate(tp: np.ndarray, cut: np.ndarray, n_relevant: np.ndarray, beta: floa
     >>> metrics["precision"], metrics["recall"], round(metrics["f_macro"], 4), round(metrics["macro_f"], 4)
     (0.75, 0.75, 0.75, 0.6667)
     """
-    n_relevant = np.asarray(n_relevant)
+    tp, cut, n_relevant = (np.asarray(values) for values in (tp, cut, n_relevant))
+    if not tp.shape == cut.shape == n_relevant.shape or tp.ndim != 1:
+        raise InputError(f"tp, cut and n_relevant must be 1-D with one entry per label, got shapes {tp.shape}, "
+                         f"{cut.shape} and {n_relevant.shape}")
     if np.any(n_relevant <= 0):
-        raise ValueError("metrics are defined over labels with at least one relevant document; drop the others")
-    tp = np.asarray(tp, dtype=np.int64)
-    cut = np.asarray(cut, dtype=np.int64)
+        raise InputError("metrics are defined over labels with at least one relevant document; drop the others")
+    tp, cut = tp.astype(np.int64), cut.astype(np.int64)
+    if np.any(tp < 0) or np.any(tp > cut) or np.any(tp > n_relevant):
+        bad = int(np.flatnonzero((tp < 0) | (tp > cut) | (tp > n_relevant))[0])
+        raise InputError(f"counts that cannot be: label {bad} has tp {tp[bad]}, cut {cut[bad]} and n_relevant "
+                         f"{n_relevant[bad]}; 0 <= tp <= min(cut, n_relevant) holds for every label")
     p, r = per_label_precision_recall(tp, cut, n_relevant)
     mean_p, mean_r = float(np.mean(p)), float(np.mean(r))
     total_cut = int(cut.sum())
@@ -153,8 +181,9 @@ def f_macro_score(y_true: Any, y_pred: Any, *, beta: float = 1.0) -> float:
     >>> xmlthresh.f_macro_score(y_true, y_pred)  # mean precision 5/6, mean recall 3/4
     0.7894736842105263
     """
+    beta = check_beta(beta)
     truth = check_labels(y_true, np.shape(y_true) if not sp.issparse(y_true) else y_true.shape, what="y_true")
-    pred = check_labels(y_pred, truth.shape, what="y_pred")
+    pred = check_labels(y_pred, truth.shape, what="y_pred", shape_of="y_true")
     n_relevant = np.asarray(truth.sum(axis=0)).ravel().astype(np.int64)
     kept = n_relevant > 0
     if not kept.any():

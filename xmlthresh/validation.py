@@ -279,8 +279,10 @@ def _check_exact_in_float(values: np.ndarray, what: str) -> None:
                              "neighbouring integers apart; rank-transform them or scale them down first")
 
 
-def check_labels(labels: Any, shape: tuple[int, int], *, what: str = "labels") -> sp.csr_matrix:
-    """``labels`` (0/1 or bool, dense or sparse) as a canonical boolean CSR matrix of ``shape``."""
+def check_labels(labels: Any, shape: tuple[int, int], *, what: str = "labels",
+                 shape_of: str = "scores") -> sp.csr_matrix:
+    """``labels`` (0/1 or bool, dense or sparse) as a canonical boolean CSR matrix of ``shape``, the shape of
+    ``shape_of`` (named in the message when the two differ)."""
     if sp.issparse(labels):
         matrix = _as_csr(labels, what)
         values = matrix.data
@@ -295,8 +297,9 @@ def check_labels(labels: Any, shape: tuple[int, int], *, what: str = "labels") -
                              f"{matrix.shape}; {_reshape_hint(matrix, shape[1], what)}")
         values = matrix
     if tuple(matrix.shape) != tuple(shape):
-        raise InputError(f"scores and {what} differ in shape: scores {tuple(shape)}, {what} {tuple(matrix.shape)}; "
-                         "both are documents x labels, with the same documents and labels in the same order")
+        raise InputError(f"{shape_of} and {what} differ in shape: {shape_of} {tuple(shape)}, {what} "
+                         f"{tuple(matrix.shape)}; both are documents x labels, with the same documents and labels "
+                         "in the same order")
     if values.dtype != bool:
         if not np.issubdtype(values.dtype, np.number):
             raise InputError(f"{what} must be 0/1 or boolean, got dtype {values.dtype}")

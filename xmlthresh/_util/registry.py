@@ -30,8 +30,11 @@ T = TypeVar("T")
 NOT_PLUGIN_MODULES = frozenset({"base", "registry"})
 
 
-class UnknownNameError(KeyError):
-    """Raised when a registry is asked for a name it does not hold; the message lists the known names."""
+class UnknownNameError(InputError, KeyError):
+    """Raised when a registry is asked for a name it does not hold; the message lists the known names.
+
+    An :class:`InputError` (so a ``ValueError``, like every other bad input of the library) and a ``KeyError``
+    (what a lookup by name raises), so either ``except`` clause catches it."""
 
     def __str__(self) -> str:  # KeyError quotes its argument; we want the plain sentence.
         return str(self.args[0])

@@ -17,22 +17,25 @@ from xmlthresh.cde.datasets.base import CDEData, relevance_summary
 from xmlthresh.cde.validation import check_positive_int
 
 
-def feature_point(x, n_features: int) -> np.ndarray:
-    """One feature vector (1, n_features) from a scalar (every feature equal) or a full vector."""
+def feature_point(x, n_features: int, what: str = "x") -> np.ndarray:
+    """One feature vector (1, n_features) from a scalar (every feature equal) or a full vector; ``what`` names
+    ``x`` in the message (the option it came from)."""
     arr = np.asarray(x, dtype=np.float64).ravel()
     if arr.size == 1:
         arr = np.full(n_features, float(arr[0]))
     if arr.size != n_features or not np.all(np.isfinite(arr)):
-        raise ValueError(f"x must be one number or {n_features} finite numbers, got {np.ravel(x).tolist()}")
+        raise ValueError(f"{what} must be one number (every feature) or {n_features} finite numbers (one per "
+                         f"feature of this data set), got {np.ravel(x).tolist()}")
     return arr[None, :]
 
 
-def density_slice(estimator: CDEstimator, data: CDEData, x, grid_size: int = 80) -> dict[str, np.ndarray]:
+def density_slice(estimator: CDEstimator, data: CDEData, x, grid_size: int = 80,
+                  what: str = "x") -> dict[str, np.ndarray]:
     """Grid axes ``z1``, ``z2``, ``estimated`` and ``true`` (G x G, row = z2, column = z1), ``x`` and ``ise``."""
     if data.n_targets != 2:
         raise ValueError(f"a density slice needs 2-D targets; this data set has {data.n_targets}")
     n = check_positive_int(grid_size, "grid_size")
-    point = feature_point(x, data.X_train.shape[1])
+    point = feature_point(x, data.X_train.shape[1], what)
     box = data.plot_box()
     z1, z2 = np.linspace(*box[0], n), np.linspace(*box[1], n)
     G1, G2 = np.meshgrid(z1, z2, indexing="xy")

@@ -69,7 +69,7 @@ def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict
 
         from xmlthresh.cde.slices import density_slice, training_sample
 
-        slice_ = density_slice(estimator, data, at_x, int(cde_cfg["slice_grid"]))
+        slice_ = density_slice(estimator, data, at_x, int(cde_cfg["slice_grid"]), what="cde.density_at_x")
         slice_.update(training_sample(data, dataset_cfg.get("nx")))  # panel (a) of the report: the data set
         path = run_dir / "density_at_x.npz"
         run_dir.mkdir(parents=True, exist_ok=True)
