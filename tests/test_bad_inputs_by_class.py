@@ -348,3 +348,62 @@ def test_a_report_that_cannot_write_names_its_own_option(tmp_path):
     finally:
         files.WRITE_ELSEWHERE.reset(token)
     assert message.endswith("free space there or write elsewhere (--out)")
+
+
+# ------------------------------------------------------------------ the cases the third list left open
+@pytest.mark.parametrize("args, message", [
+    (["-m", "beta=1,2", "hydra.sweep.subdir=same"], "hydra.sweep.subdir=same gives jobs 0 and 1 the same folder"),
+    (["-m", "beta=1,2", "seed=1,2", "hydra.sweep.subdir=b${beta}"],
+     "hydra.sweep.subdir=b${beta} gives jobs 0 and 1 the same folder"),
+    (["experiment=[beta_sweep,f_values]"], "experiment=[beta_sweep,f_values]: a group takes one option, not a list"),
+    (["strategy=[domain,pu]"], "give one, or sweep them: -m strategy=domain,pu"),
+    (["-m", "task=cde", "cde_dataset=surd,fork", "cde_dataset.phi=1"],
+     "cde_dataset.phi: cde_dataset=fork has no key 'phi' (its keys: a, m, n_test, n_train, nx, ny); only "
+     "cde_dataset="),
+    (["task=cde", "cde_dataset.m=3"], "cde_dataset.m: cde_dataset=surd has no key 'm'"),
+])
+def test_sweep_folders_preset_lists_and_keys_of_other_options_are_one_line(isolated_home, tmp_path, args, message):
+    """A shared sweep subdir overwrote the results of one job by another's and said "done 2"; a list of presets
+    was merged into one config; a key of one option swept across others got Hydra's advice to add it with +."""
+    from helpers import run_cli
+
+    proc = run_cli([*args, "tracking.enabled=false", "plots=false", "warm_up=false", f"hydra.run.dir={tmp_path}/run",
+                    f"hydra.sweep.dir={tmp_path}/sweep"])
+    assert message in _one_line(proc)
+    assert not list(tmp_path.glob("**/result.json")) and not (tmp_path / "run").exists()  # refused before any job
+
+
+def test_a_subdir_that_differs_between_jobs_is_accepted(isolated_home, tmp_path):
+    from helpers import run_cli
+
+    proc = run_cli(["-m", "beta=1,2", "hydra.sweep.subdir=b${beta}", "tracking.enabled=false", "plots=false",
+                    "warm_up=false", f"hydra.sweep.dir={tmp_path}/sweep"])
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.parent.name for p in (tmp_path / "sweep").glob("*/result.json")) == ["b1", "b2"]
+
+
+def _mlflow_runs(home):
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{home}/runs/mlflow.db")
+    return client, [run for experiment in client.search_experiments()
+                    for run in client.search_runs([experiment.experiment_id])]
+
+
+def test_a_run_whose_artifacts_cannot_be_stored_ends_failed_and_sync_completes_it(isolated_home, tmp_path):
+    """An artifact folder that cannot be written (read-only, full; here a file where the folder goes, which
+    root cannot write into either) left the MLflow run RUNNING for ever, and Hydra added its own line."""
+    from helpers import run_cli
+
+    (isolated_home / "runs").mkdir()
+    (isolated_home / "runs" / "mlartifacts").write_text("")
+    proc = run_cli([f"hydra.run.dir={tmp_path}/run", "tracking.sync=foreground", "plots=false", "warm_up=false"])
+    line = _one_line(proc)
+    assert "could not be completed (NotADirectoryError: " in line and "it is marked FAILED" in line
+    client, runs = _mlflow_runs(isolated_home)
+    assert [run.info.status for run in runs] == ["FAILED"] and "mlartifacts" in runs[0].data.tags["error"]
+    (isolated_home / "runs" / "mlartifacts").unlink()
+    assert run_cli(["sync", "--wait"]).returncode == 0
+    _, runs = _mlflow_runs(isolated_home)
+    assert [run.info.status for run in runs] == ["FINISHED"] and "error" not in runs[0].data.tags
+    assert {a.path for a in client.list_artifacts(runs[0].info.run_id)} >= {"result.json", "config.yaml"}

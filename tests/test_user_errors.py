@@ -166,8 +166,9 @@ CASES: tuple[Case, ...] = (
          E + "dataset.num_docs must be an integer >= 1 (or null), got 'abc' (str)"),
     Case("key_not_in_config", "Raw tracebacks", "`strategy.bogus=1` (a key the option does not have; Hydra's error)",
          ("strategy.bogus=1",),
-         E + "Could not override 'strategy.bogus'. To append to your config use +strategy.bogus=1; Key 'bogus' is not "
-         "in struct"),
+         E + "strategy.bogus: strategy=domain has no key 'bogus' (its keys: fallback, gap_tol, max_nodes, "
+         "max_predicted_per_positive, min_precision, polish, pooling, pooling_space, refine, smoothing), and no "
+         "strategy option has it; xmlthresh list strategy describes the options"),
     Case("override_syntax", "Raw tracebacks", "`beta==2` (a malformed override; Hydra's error)", ("beta==2",),
          E + "Error parsing override 'beta==2'; extraneous input '=' expecting ..."),
     Case("cde_dataset_unknown", "Raw tracebacks", "`task=cde cde_dataset=nosuch`", ("task=cde", "cde_dataset=nosuch"),

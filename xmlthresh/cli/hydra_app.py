@@ -56,9 +56,15 @@ def unknown_option_message(args: Sequence[str]) -> str | None:
         if match is None or match["group"] not in GROUPS:
             continue
         value = match["value"].strip()
+        group = match["group"]
+        if value.startswith("[") and value.endswith("]"):  # Hydra merges the options of a list into one config
+            listed = value[1:-1].replace(" ", "") or "<option>,<option>"
+            advice = ("give one preset per command (a preset may hold a sweep of its own)" if group == "experiment"
+                      else f"give one, or sweep them: -m {group}={listed}")
+            return (f"{group}={value}: a group takes one option, not a list (Hydra would merge the options into one "
+                    f"config, the later overriding the earlier); {advice}")
         if not value or any(c in value for c in "()[]{}$*'\"\\ "):
             continue
-        group = match["group"]
         known = [option.name for option in options(group)]
         for name in value.split(","):
             if name == "null":  # Hydra's answer is a traceback: "Config group override must be a string"
@@ -110,6 +116,54 @@ def hydra_message(exc: BaseException) -> str:
     return joined
 
 
+_NOT_IN_STRUCT = re.compile(r"Could not override '(?P<group>[A-Za-z_]\w*)\.(?P<key>[^']+)'.*Key '[^']*' is not in struct")
+
+
+def missing_group_key_message(message: str, args: Sequence[str]) -> str | None:
+    """Hydra's "Could not override 'cde_dataset.phi'. To append to your config use +cde_dataset.phi=1" for a key
+    that the chosen option of a group does not have, as one line naming the options that have it and the
+    keys of the chosen one (its advice to add the key with ``+`` would only make the option refuse it later);
+    None when ``message`` is not about a key of an option group."""
+    from xmlthresh.config.options import GROUPS, option_keys, options
+
+    found = _NOT_IN_STRUCT.search(message)
+    if found is None or found["group"] not in GROUPS:
+        return None
+    group, key = found["group"], found["key"]
+    keys = {option.name: option_keys(option) for option in options(group)}
+    having = [name for name, known in keys.items() if key in known]
+    chosen = chosen_options(group, args)
+    lacking = [name for name in chosen if name in keys and key not in keys[name]]
+    if not lacking:
+        where = f"the chosen {group} option has no key {key!r}"
+    else:
+        shown = ", ".join(sorted(keys[lacking[0]] - {"name"})) or "none"
+        where = f"{group}={lacking[0]} has no key {key!r} (its keys: {shown})"
+    if having:
+        return (f"{group}.{key}: {where}; only {group}={', '.join(having)} "
+                f"{'has' if len(having) == 1 else 'have'} it: drop {group}.{key}, or set it in a command that "
+                f"chooses {'that option' if len(having) == 1 else 'one of those'}")
+    return f"{group}.{key}: {where}, and no {group} option has it; xmlthresh list {group} describes the options"
+
+
+def chosen_options(group: str, args: Sequence[str]) -> list[str]:
+    """The options of ``group`` the command line chooses (every value of a sweep), else the packaged default
+    (none when a preset is given: it may choose another)."""
+    from xmlthresh.config.options import default_option
+
+    chosen: list[str] = []
+    for arg in args:
+        match = _GROUP_OVERRIDE.match(arg)
+        if match is not None and match["group"] == group:
+            chosen = [name.strip() for name in match["value"].strip("[]").split(",") if name.strip()]
+    if chosen:
+        return chosen
+    if any((m := _GROUP_OVERRIDE.match(arg)) is not None and m["group"] == "experiment" for arg in args):
+        return []
+    default = default_option(group)
+    return [default] if default else []
+
+
 @contextmanager
 def one_line_hydra_errors() -> Iterator[None]:
     """While the block runs, Hydra's composition errors (``CompactHydraException``: an override of a key that
@@ -132,7 +186,8 @@ def one_line_hydra_errors() -> Iterator[None]:
     except CompactHydraException as exc:
         if user_wants_traceback:
             raise
-        print(f"xmlthresh: error: {hydra_message(exc)}", file=sys.stderr)
+        message = hydra_message(exc)
+        print(f"xmlthresh: error: {missing_group_key_message(message, sys.argv[1:]) or message}", file=sys.stderr)
         sys.exit(1)
     except yaml.YAMLError as exc:  # an option file of the user's conf/ or a plugin that is not valid YAML
         if user_wants_traceback:
@@ -203,6 +258,12 @@ def hydra_main(cfg: DictConfig) -> float | None:
             return None
         if isinstance(exc, user_errors()):
             print(f"xmlthresh: error: {exc}", file=sys.stderr)
+            sys.exit(1)
+        from xmlthresh._util.places import placement_message
+
+        message = placement_message(exc)
+        if message is not None:  # a place the job writes to: one line here, before Hydra adds its own
+            print(f"xmlthresh: error: {message}", file=sys.stderr)
             sys.exit(1)
         raise
     print(summary(result))
