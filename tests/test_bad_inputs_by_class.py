@@ -5,6 +5,7 @@ ThresholdClassifier's estimator, splitter and label names, and reshape advice th
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -407,3 +408,43 @@ def test_a_run_whose_artifacts_cannot_be_stored_ends_failed_and_sync_completes_i
     _, runs = _mlflow_runs(isolated_home)
     assert [run.info.status for run in runs] == ["FINISHED"] and "error" not in runs[0].data.tags
     assert {a.path for a in client.list_artifacts(runs[0].info.run_id)} >= {"result.json", "config.yaml"}
+
+
+@pytest.mark.parametrize("sweep", [False, True])
+def test_a_full_disk_while_hydra_writes_its_own_files_is_one_line(isolated_home, tmp_path, sweep):
+    """Hydra's writes of ``.hydra/*.yaml`` and ``multirun.yaml`` fail on the write, not the open: the OSError
+    names no file, and was a 42-line traceback. The full disk is /dev/full behind the file Hydra writes."""
+    from helpers import run_cli
+
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    target = tmp_path / ("sweep/multirun.yaml" if sweep else "run/.hydra/config.yaml")
+    target.parent.mkdir(parents=True)
+    target.symlink_to("/dev/full")
+    proc = run_cli([*(["-m", "beta=1,2"] if sweep else []), f"hydra.run.dir={tmp_path}/run",
+                    f"hydra.sweep.dir={tmp_path}/sweep", "tracking.enabled=false", "plots=false", "warm_up=false"])
+    place = tmp_path / ("sweep/multirun.yaml" if sweep else "run/.hydra")
+    assert _one_line(proc) == (f"xmlthresh: error: {place} (Hydra was writing there): No space left on device; the "
+                               "disk is full: free space there or write elsewhere (hydra.run.dir, hydra.sweep.dir, "
+                               "XMLTHRESH_HOME)")
+
+
+def test_a_file_size_limit_while_hydra_writes_is_one_line(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    resource = pytest.importorskip("resource")
+
+    def limit() -> None:  # files above 3000 bytes fail with EFBIG (Hydra's hydra.yaml is larger)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (3000, 3000))
+
+    env = {**os.environ, "XMLTHRESH_HOME": str(tmp_path / "home"), "XMLTHRESH_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "xmlthresh", f"hydra.run.dir={tmp_path}/run",
+                           "tracking.enabled=false", "plots=false", "warm_up=false"], preexec_fn=limit, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert _one_line(proc) == (f"xmlthresh: error: {tmp_path}/run/.hydra (Hydra was writing there): File too large; "
+                               "a file there would be larger than allowed (ulimit -f, or the file system's limit): "
+                               "raise the limit or write elsewhere (hydra.run.dir, hydra.sweep.dir, XMLTHRESH_HOME)")

@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-from xmlthresh._util.places import placement_message
+from xmlthresh._util.places import hydra_output_folder, placement_message
 
 
 def register_resolvers() -> None:
@@ -98,7 +98,7 @@ def main() -> None:
         hydra_app.run()
     except BaseException as exc:  # a sweep that stopped half-way must not leave its parent run RUNNING
         sweep.close_unfinished_sweep(exc)
-        message = placement_message(exc)
+        message = placement_message(exc, hydra_output_folder())
         if message is None:
             raise
         print(f"xmlthresh: error: {message}", file=sys.stderr)
