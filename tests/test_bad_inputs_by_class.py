@@ -5,6 +5,7 @@ ThresholdClassifier's estimator, splitter and label names, and reshape advice th
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -448,3 +449,30 @@ def test_a_file_size_limit_while_hydra_writes_is_one_line(tmp_path):
     assert _one_line(proc) == (f"xmlthresh: error: {tmp_path}/run/.hydra (Hydra was writing there): File too large; "
                                "a file there would be larger than allowed (ulimit -f, or the file system's limit): "
                                "raise the limit or write elsewhere (hydra.run.dir, hydra.sweep.dir, XMLTHRESH_HOME)")
+
+
+def test_two_tracked_runs_in_one_run_folder_are_two_mlflow_runs(isolated_home, tmp_path):
+    """The same ``hydra.run.dir`` twice: the first run's record was replaced by the second's before it reached
+    MLflow, and both became one MLflow run (the first's results lost). A run still running there is refused."""
+    import json as _json
+
+    from helpers import run_cli
+
+    args = [f"hydra.run.dir={tmp_path}/run", "tracking.sync=off", "plots=false", "warm_up=false"]
+    for beta in (1, 2):
+        assert run_cli([*args, f"beta={beta}"]).returncode == 0
+    assert run_cli(["sync", "--wait"]).returncode == 0
+    client, runs = _mlflow_runs(isolated_home)
+    assert sorted(run.data.params["beta"] for run in runs) == ["1.0", "2.0"]
+    for run in runs:  # each run's result.json is its own
+        local = client.download_artifacts(run.info.run_id, "result.json", str(tmp_path))
+        assert _json.loads(Path(local).read_text())["beta"] == float(run.data.params["beta"])
+
+    record = tmp_path / "run" / "run_record.json"
+    payload = _json.loads(record.read_text())
+    payload.update(status="RUNNING", synced=False, mlflow_run_id=None)
+    payload["tags"]["xmlthresh.pid"] = str(os.getpid())  # a process that is alive: this one
+    payload["tags"].pop("xmlthresh.pid_start", None)
+    record.write_text(_json.dumps(payload))
+    line = _one_line(run_cli([*args, "beta=3"]))
+    assert f"{tmp_path}/run: another run (process {os.getpid()}) is running in this folder" in line

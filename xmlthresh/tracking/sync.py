@@ -66,7 +66,7 @@ def sync_record(path: Path, wait: bool = True, parent_run_id: str | None = None)
             record["parent_run_id"] = parent_run_id
             record["tags"]["mlflow.parentRunId"] = parent_run_id
         if record["status"] == "RUNNING":
-            if _owner_alive(record["tags"]):
+            if owner_alive(record["tags"]):
                 return record
             record.update(status="KILLED", end_time=record.get("end_time") or now_ms())
             record["tags"]["error"] = (f"process {record['tags'].get('xmlthresh.pid')} on "
@@ -81,7 +81,7 @@ def sync_record(path: Path, wait: bool = True, parent_run_id: str | None = None)
         lock.release()
 
 
-def _owner_alive(tags: Mapping[str, str]) -> bool:
+def owner_alive(tags: Mapping[str, str]) -> bool:
     """Whether the process that wrote a RUNNING record still runs (a process of another host is assumed to)."""
     from xmlthresh.tracking.mlflow_runs import process_alive
 
