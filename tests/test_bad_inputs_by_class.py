@@ -476,3 +476,86 @@ def test_two_tracked_runs_in_one_run_folder_are_two_mlflow_runs(isolated_home, t
     record.write_text(_json.dumps(payload))
     line = _one_line(run_cli([*args, "beta=3"]))
     assert f"{tmp_path}/run: another run (process {os.getpid()}) is running in this folder" in line
+
+
+def test_a_report_on_a_full_disk_leaves_no_folder(tmp_path, monkeypatch):
+    """The report wrote its files one by one into the folder it made first: a full disk half-way left a folder
+    with some of them. Now the files appear together, or nothing (not even the parent folders it made)."""
+    import errno
+
+    from test_report import fake_store, run_row
+    from xmlthresh._util import files
+    from xmlthresh.report.comparison import write_report
+    from xmlthresh.report.tables import load_runs
+
+    fake_store(monkeypatch, [run_row(s, 0.5 + 0.1 * seed, seed=seed) for s in ("domain", "independent")
+                             for seed in (0, 1)])
+    runs = load_runs(latest_sweep=False)
+    original = files._create_temporary
+
+    def full_at_the_page(path):
+        if path.name == "comparison.html":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return original(path)
+
+    monkeypatch.setattr(files, "_create_temporary", full_at_the_page)
+    out = tmp_path / "reports" / "latest"
+    with pytest.raises(files.WriteFailedError, match=rf"cannot write {out}/comparison.html: No space left"):
+        write_report(runs, out)
+    assert list(tmp_path.iterdir()) == []  # no partial folder, no staging folder, no parent made for it
+    (out / "keep.txt").parent.mkdir(parents=True)
+    (out / "keep.txt").write_text("mine")
+    with pytest.raises(files.WriteFailedError):
+        write_report(runs, out)
+    assert [p.name for p in out.iterdir()] == ["keep.txt"] and [p.name for p in out.parent.iterdir()] == ["latest"]
+    monkeypatch.setattr(files, "_create_temporary", original)
+    paths = write_report(runs, out)
+    assert sorted(p.name for p in out.iterdir()) == sorted(["keep.txt", *(p.name for p in paths.values())])
+
+
+def test_what_a_killed_writer_left_is_removed_at_the_next_start_and_only_when_stale(tmp_path, monkeypatch):
+    """A parse-cache ``.tmp`` after kill -9 and ``mlflow.db.creating-*`` after a kill during a store's creation
+    stayed for ever. A dead writer's leftovers (or any not touched for minutes) go; a live writer's stay."""
+    import subprocess
+    import sys
+    import time
+
+    from xmlthresh._util import files
+    from xmlthresh.tracking import store
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    old = time.time() - files.STALE_SECONDS - 5
+    folder = tmp_path / "cache" / "ranked_lists"
+    folder.mkdir(parents=True)
+    leftovers = {
+        f".lists-ab.entry.{dead}-0123456789ab.tmp": True,  # its writer is gone
+        f".lists-cd.entry.{os.getpid()}-0123456789ab.tmp": False,  # its writer (this process) is alive
+        ".lists-ef.entry.0123456789ab.tmp": False,  # an older name without the writer: not yet stale
+        ".lists-gh.entry.0123456789ab.tmp": True,  # the same, untouched for minutes
+        f".report.{dead}-0123456789ab.partial": True,  # a report's staging folder
+    }
+    for name, stale in leftovers.items():
+        path = folder / name
+        if name.endswith(".partial"):
+            path.mkdir()
+            (path / "comparison.md").write_text("half")
+        else:
+            path.write_bytes(b"half")
+        stamp = old if name.startswith(".lists-gh") else time.time() - files.DEAD_OWNER_SECONDS - 1
+        os.utime(path, (stamp, stamp))
+    monkeypatch.setattr(files, "_TIDIED", set())
+    files.write_text_atomic(folder / "next.entry", "x")  # the next process that writes there
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["next.entry", *(name for name, stale in leftovers.items() if not stale)])
+
+    from xmlthresh.tracking import mlflow_runs
+
+    db = tmp_path / "runs" / "mlflow.db"
+    mlflow_runs.open_store(f"sqlite:///{db}")  # a store that exists: a kill after its rename left the journal
+    gone, alive = (db.with_name(f"mlflow.db{store.CREATING_INFIX}{pid}-journal") for pid in (dead, os.getpid()))
+    for path in (gone, alive):
+        path.write_bytes(b"journal")
+    monkeypatch.setattr(mlflow_runs, "_OPENED", set())  # the next process that opens the store
+    mlflow_runs.open_store(f"sqlite:///{db}")
+    assert not gone.exists() and alive.exists()

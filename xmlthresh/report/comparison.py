@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from xmlthresh._util.files import write_text_atomic
+from xmlthresh._util.files import folder_as_one_unit, write_bytes_atomic, write_text_atomic
 from xmlthresh.report.tables import (KEYS, METRICS, CDE_KEYS, CDE_METRICS, comparison, load_runs, paired_differences, to_markdown)
 from xmlthresh.tracking.mlflow_runs import runs_table
 
@@ -46,7 +46,6 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     from xmlthresh.report.figures import comparison_png, figure_specs
     from xmlthresh.report.html import DEFAULT_UI_URL, achievable_html, comparison_page, provenance
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     table = comparison(runs)
     diffs = paired_differences(runs, reference)
     headline = table.attrs.get("headline", "f_macro")
@@ -55,23 +54,25 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     markdown = f"# {title}\n\n{to_markdown(shown)}"
     if not diffs.empty:
         markdown += f"\n## Paired differences to `{reference}` (F-macro)\n\n{to_markdown(diffs)}"
-    paths = {"markdown": out_dir / "comparison.md", "csv": out_dir / "comparison.csv", "html": out_dir / "comparison.html"}
-    write_text_atomic(paths["markdown"], markdown)
-    write_text_atomic(paths["csv"], shown.to_csv(index=False))
+    names = {"markdown": "comparison.md", "csv": "comparison.csv", "html": "comparison.html"}
     specs = figure_specs(runs)
-    png = None
-    if specs:
-        png = comparison_png(runs, specs)
-        paths["png"] = out_dir / "comparison.png"
-        paths["png"].write_bytes(png)
+    png = comparison_png(runs, specs) if specs else None
+    if png is not None:
+        names["png"] = "comparison.png"
     achievable = ""
     if run_data is not None and not runs.empty:  # CDE tables have no (precision, recall): no picture
         achievable = achievable_html(runs, run_data)
     page = comparison_page(runs, table, diffs, specs, title=title, provenance_facts=provenance(command),
                            ui_url=ui_url or DEFAULT_UI_URL, png=png, sweep=sweep or runs.attrs.get("sweep"),
                            extra_html=achievable)
-    write_text_atomic(paths["html"], page)
-    return paths
+    # the report's files appear together or not at all (a full disk half-way left a partial folder)
+    with folder_as_one_unit(out_dir) as staging:
+        write_text_atomic(staging / names["markdown"], markdown)
+        write_text_atomic(staging / names["csv"], shown.to_csv(index=False))
+        if png is not None:
+            write_bytes_atomic(staging / names["png"], png)
+        write_text_atomic(staging / names["html"], page)
+    return {key: out_dir / name for key, name in names.items()}
 
 
 PROG = "python -m xmlthresh.report"
@@ -132,12 +133,20 @@ def output_dir(path: Path) -> Path:
     (a file in the way, no permission): a bad ``--out`` was a raw traceback."""
     from xmlthresh._util.files import WriteFailedError
 
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WriteFailedError(exc.errno, f"--out {path}: cannot create the report folder there "
-                                          f"({exc.strerror or exc}); give another --out") from None
-    if not os.access(path, os.W_OK | os.X_OK):
+    import errno
+
+    existing = path  # the folder itself is made with the report's files (write_report): nothing is made here
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    problem = None
+    if existing == path and not path.is_dir():
+        problem = errno.EEXIST
+    elif not existing.is_dir():
+        problem = errno.ENOTDIR
+    if problem is not None:
+        raise WriteFailedError(problem, f"--out {path}: cannot create the report folder there "
+                                        f"({os.strerror(problem)}); give another --out")
+    if not os.access(existing, os.W_OK | os.X_OK):
         raise WriteFailedError(13, f"--out {path}: the folder is not writable; give another --out")
     return path
 
