@@ -559,3 +559,42 @@ def test_what_a_killed_writer_left_is_removed_at_the_next_start_and_only_when_st
     monkeypatch.setattr(mlflow_runs, "_OPENED", set())  # the next process that opens the store
     mlflow_runs.open_store(f"sqlite:///{db}")
     assert not gone.exists() and alive.exists()
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie not yet reaped by its new parent counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return any(line.startswith("State:") and "Z" in line.split()[1] for line in status)
+    except FileNotFoundError:
+        return True
+
+
+def test_a_sweep_worker_ends_when_its_launcher_is_killed(tmp_path):
+    """joblib's loky workers outlived a sweep's launcher killed with kill -9 (still alive ten minutes later, about
+    200 MB each); a worker now watches its parent and ends when the parent is gone, saying what to do."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if not Path("/proc/self/status").exists():
+        pytest.skip("needs /proc")
+    worker = ("import sys, time; from xmlthresh.run.parent_watch import exit_when_parent_dies; "
+              "exit_when_parent_dies(poll_seconds=0.05); print('watching', flush=True); time.sleep(60)")
+    launcher = (f"import subprocess, sys, time; w = subprocess.Popen([sys.executable, '-c', {worker!r}], "
+                f"stderr=open({str(tmp_path / 'worker.err')!r}, 'w'), stdout=subprocess.PIPE, text=True); "
+                "w.stdout.readline(); print(w.pid, flush=True); time.sleep(60)")
+    parent = subprocess.Popen([sys.executable, "-c", launcher], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while not _gone(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(child), "the worker outlived its launcher"
+    finally:
+        parent.kill()
+    said = (tmp_path / "worker.err").read_text()
+    assert f"the sweep's launching process {parent.pid} is gone; worker {child} stops" in said
