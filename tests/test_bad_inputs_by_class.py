@@ -598,3 +598,41 @@ def test_a_sweep_worker_ends_when_its_launcher_is_killed(tmp_path):
         parent.kill()
     said = (tmp_path / "worker.err").read_text()
     assert f"the sweep's launching process {parent.pid} is gone; worker {child} stops" in said
+
+
+# ------------------------------------------------------------------ the fourth fresh list
+@pytest.mark.fast
+def test_names_given_twice_and_a_folder_as_the_file_are_refused(tmp_path):
+    """label_names beside a DataFrame's own column names silently replaced them; saving to a folder was a raw
+    IsADirectoryError naming a temporary file."""
+    from xmlthresh._util.files import WriteFailedError
+
+    scores, labels = _data()
+    with pytest.raises(InputError, match=r"label_names \['w', 'x', 'y', 'z'\] differ from the DataFrame's column "
+                                         r"names \['a', 'b', 'c', 'd'\]"):
+        xmlthresh.fit_thresholds(pd.DataFrame(scores, columns=list("abcd")), labels, label_names=list("wxyz"))
+    named = xmlthresh.fit_thresholds(pd.DataFrame(scores), labels, label_names=list("wxyz"))  # unnamed columns
+    assert named.label_names.tolist() == list("wxyz")
+    with pytest.raises(WriteFailedError, match=rf"cannot write {tmp_path}: it is a folder; give the path of a file"):
+        named.save(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.fast
+def test_an_empty_report_folder_is_refused(capsys, monkeypatch):
+    """``--out ''`` was read as no --out: the report went to the default folder without a word."""
+    from xmlthresh.report import comparison
+
+    import xmlthresh.tracking.mlflow_runs as runs
+    import xmlthresh.tracking.store as store
+
+    monkeypatch.setattr(store, "check_store_exists", lambda uri: None)
+    monkeypatch.setattr(runs, "open_store", lambda uri, repair=True: uri)
+
+    def no_store_read(*args, **kwargs):
+        raise AssertionError("the runs were read: --out '' was not refused first")
+
+    monkeypatch.setattr(comparison, "load_runs", no_store_read)
+    assert comparison.main(["--all", "--out", ""]) == 1
+    assert capsys.readouterr().err.strip() == ("python -m xmlthresh.report: error: --out is empty; give a folder, "
+                                               "or leave --out out for runs/reports/<sweep or all>")

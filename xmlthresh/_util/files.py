@@ -64,6 +64,8 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
     a download streamed to disk); :func:`write_bytes_atomic` for data already in memory. A full disk or an
     unwritable place raises :class:`WriteFailedError` naming ``path`` (the temporary file removed)."""
     path = Path(path)
+    if path.is_dir():  # the rename at the end would fail, naming the temporary file instead
+        raise WriteFailedError(errno.EISDIR, f"cannot write {path}: it is a folder; give the path of a file in it")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         _tidy_once(path.parent)

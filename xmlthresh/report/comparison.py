@@ -201,6 +201,10 @@ def report(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     check_store_exists(args.uri or default_tracking_uri())
     open_store(args.uri, repair=False)  # a report reads: it never repairs or replaces a store
     check_page_arguments(args.title, args.ui_url)
+    if args.out is not None and not args.out.strip():  # an empty --out was read as no --out at all
+        from xmlthresh._util.errors import InputError
+
+        raise InputError("--out is empty; give a folder, or leave --out out for runs/reports/<sweep or all>")
     runs = load_runs(args.uri, args.experiment, sweep=args.sweep, latest_sweep=not args.all, metrics=args.metrics)
     if runs.empty:  # an empty report would look like a sweep that ran nothing: say what was selected instead
         print(f"{PROG}: error: {_nothing_selected(args.uri, args.experiment, args.sweep)}", file=sys.stderr)
@@ -208,7 +212,7 @@ def report(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     check_selection(runs, args.reference, args.metrics)
     from xmlthresh._util.paths import runs_dir
 
-    out = output_dir(Path(args.out) if args.out else
+    out = output_dir(Path(args.out) if args.out is not None else
                      runs_dir() / "reports" / (args.sweep or ("all" if args.all else "latest")))
     command = " ".join([PROG, *(argv if argv is not None else sys.argv[1:])])
     from xmlthresh.report.achievable import mlflow_run_data
