@@ -636,3 +636,28 @@ def test_an_empty_report_folder_is_refused(capsys, monkeypatch):
     assert comparison.main(["--all", "--out", ""]) == 1
     assert capsys.readouterr().err.strip() == ("python -m xmlthresh.report: error: --out is empty; give a folder, "
                                                "or leave --out out for runs/reports/<sweep or all>")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["hydra.run.dir="], "hydra.run.dir is empty, which is the directory the command runs in; give a folder"),
+    (["-m", "beta=1,2", "hydra.sweep.dir=''"], "hydra.sweep.dir is empty, which is the directory the command runs in"),
+    (["-m", "beta=interval(1,2)"], "BasicSweeper does not support sweep type : INTERVAL_SWEEP; the basic sweeper takes "
+                                   "lists of values"),
+    (["-m", "beta=1,2", "tracking.experiment=ea,eb"], "tracking.experiment takes one value per sweep"),
+    (["-m", "tracking.uri=sqlite:///{tmp}/a.db,sqlite:///{tmp}/b.db"], "tracking.uri takes one value per sweep"),
+    (["-m", "tracking.enabled=true,false"], "tracking.enabled takes one value per sweep"),
+])
+def test_places_and_tracking_that_a_run_or_sweep_cannot_honour_are_one_line(isolated_home, tmp_path, monkeypatch,
+                                                                            args, message):
+    """An empty run or sweep folder wrote into the current directory; an interval sweep was Hydra's traceback;
+    a sweep over experiments or stores put its parent run in one and its jobs' runs in others (broken links,
+    a report of the sweep without its jobs)."""
+    from helpers import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    given = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
+    place = [] if any(arg.startswith("hydra.") for arg in given) else [f"hydra.sweep.dir={tmp_path}/sweep",
+                                                                      f"hydra.run.dir={tmp_path}/run"]
+    proc = run_cli([*given, *place, "plots=false", "warm_up=false"])
+    assert message in _one_line(proc)
+    assert not list(tmp_path.glob("**/result.json")) and not list(tmp_path.glob("*.db"))

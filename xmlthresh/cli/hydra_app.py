@@ -84,12 +84,27 @@ def run(args: Sequence[str] | None = None) -> None:
     from xmlthresh.config.schema import switch_override_problem
 
     given = sys.argv[1:] if args is None else args
-    message = unknown_option_message(given) or switch_override_problem(given)
+    message = unknown_option_message(given) or switch_override_problem(given) or empty_place_message(given)
     if message is not None:
         print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
     with one_line_hydra_errors():
         hydra_main()
+
+
+#: Hydra's settings of where a run writes: an empty value is the current directory, without a word
+_PLACES = ("hydra.run.dir", "hydra.sweep.dir")
+
+
+def empty_place_message(args: Sequence[str]) -> str | None:
+    """The one-line error for ``hydra.run.dir=`` or ``hydra.sweep.dir=`` given an empty value (the run wrote its
+    files, or a sweep its job folders, into the directory the command was started from), or None."""
+    for arg in args:
+        key, _, value = arg.lstrip("+").partition("=")
+        if key in _PLACES and "=" in arg and not value.strip().strip("'\""):
+            return (f"{key} is empty, which is the directory the command runs in; give a folder, or leave {key} "
+                    "out for a new folder under runs/")
+    return None
 
 
 def hydra_message(exc: BaseException) -> str:
@@ -176,7 +191,7 @@ def one_line_hydra_errors() -> Iterator[None]:
     import os
 
     import yaml
-    from hydra.errors import CompactHydraException
+    from hydra.errors import CompactHydraException, HydraException
 
     user_wants_traceback = os.environ.get("HYDRA_FULL_ERROR") == "1"
     previous = os.environ.get("HYDRA_FULL_ERROR")
@@ -188,6 +203,15 @@ def one_line_hydra_errors() -> Iterator[None]:
             raise
         message = hydra_message(exc)
         print(f"xmlthresh: error: {missing_group_key_message(message, sys.argv[1:]) or message}", file=sys.stderr)
+        sys.exit(1)
+    except HydraException as exc:  # Hydra's own refusals that are not "compact" (a sweep type its sweeper lacks)
+        if user_wants_traceback:
+            raise
+        message = hydra_message(exc)
+        if "does not support sweep type" in message:
+            message += ("; the basic sweeper takes lists of values (key=a,b,c, range(...), choice(...)): "
+                        "interval(...) needs a sweeper plugin that samples, e.g. hydra/sweeper=optuna")
+        print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
     except yaml.YAMLError as exc:  # an option file of the user's conf/ or a plugin that is not valid YAML
         if user_wants_traceback:

@@ -455,12 +455,21 @@ def shared_job_folder_problem(config: DictConfig) -> str | None:
     return None
 
 
+#: settings a sweep cannot vary: its parent run is made once, in one experiment of one store
+ONE_PER_SWEEP = ("tracking.uri", "tracking.experiment", "tracking.enabled", "tracking")
+
+
 def sweep_settings_problem(config: DictConfig) -> str | None:
     """A setting of the sweep that cannot work, found before any job runs (each was found only after every
     job had run, or never): a comparison page without tracking (it reads the runs from MLflow), a study
     report of an unknown kind, a joblib launcher with no worker."""
     report = config.get("report", {}) or {}
     tracking = config.get("tracking", {}) or {}
+    swept_tracking = [key for key, count in (sweep_values(config) or {}).items()
+                      if count > 1 and key.lstrip("+~") in ONE_PER_SWEEP]
+    if swept_tracking:
+        return (f"{swept_tracking[0].lstrip('+~')} takes one value per sweep (a sweep's parent run and its job runs "
+                "are kept together in one experiment of one store, tracked or not); run one sweep per value")
     study = report.get("kind")
     if report.get("enabled", False) and not tracking.get("enabled", True):
         if not study:  # nothing at all would be written
