@@ -661,3 +661,25 @@ def test_places_and_tracking_that_a_run_or_sweep_cannot_honour_are_one_line(isol
     proc = run_cli([*given, *place, "plots=false", "warm_up=false"])
     assert message in _one_line(proc)
     assert not list(tmp_path.glob("**/result.json")) and not list(tmp_path.glob("*.db"))
+
+
+def test_relative_stores_and_homes_are_where_the_command_started_under_chdir(isolated_home, tmp_path, monkeypatch):
+    """Under ``hydra.job.chdir=true`` a relative ``tracking.uri=sqlite:///runs.db`` or ``XMLTHRESH_HOME`` was
+    resolved in the job's own folder: each run (each job of a sweep) got a store of its own there."""
+    from helpers import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XMLTHRESH_HOME", "relhome")
+    common = ["hydra.job.chdir=true", "plots=false", "warm_up=false", "tracking.sync=foreground"]
+    assert run_cli([*common, "tracking.uri=sqlite:///rel.db", f"hydra.run.dir={tmp_path}/run"]).returncode == 0
+    assert run_cli([*common, f"hydra.run.dir={tmp_path}/run2"]).returncode == 0
+    assert run_cli(["-m", "beta=1,2", *common, "tracking.uri=sqlite:///rel.db",
+                    f"hydra.sweep.dir={tmp_path}/sweep"]).returncode == 0
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.db")) == ["rel.db", "relhome/runs/mlflow.db"]
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{tmp_path}/rel.db")
+    runs = client.search_runs([client.get_experiment_by_name("xmlthresh").experiment_id])
+    parents = {run.info.run_id for run in runs if run.data.tags.get("xmlthresh.sweep") == "parent"}
+    assert len(runs) == 4 and len(parents) == 1  # the single run, the sweep's parent and its two jobs
+    assert sum(run.data.tags.get("mlflow.parentRunId") in parents for run in runs) == 2

@@ -248,6 +248,11 @@ def hydra_main(cfg: DictConfig) -> float | None:
         sys.exit(1)
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     container = OmegaConf.to_container(cfg, resolve=True)
+    tracking = container.get("tracking")
+    if isinstance(tracking, dict) and tracking.get("uri"):  # relative to where the command started, not the job's
+        from xmlthresh.tracking.store import absolute_sqlite_uri  # folder (hydra.job.chdir=true)
+
+        tracking["uri"] = absolute_sqlite_uri(str(tracking["uri"]), HydraConfig.get().runtime.cwd)
     context = job_context()
     if not context.get("multirun"):  # a sweep checks this once, for the keys it varies (run.sweep)
         from xmlthresh.config.options import unread_task_keys

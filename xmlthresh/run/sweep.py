@@ -103,7 +103,9 @@ class MlflowSweepCallback(Callback):
         tracking = config.get("tracking", {})
         if not tracking.get("enabled", True):
             return
-        uri = tracking.get("uri") or default_tracking_uri()
+        from xmlthresh.tracking.store import absolute_sqlite_uri
+
+        uri = absolute_sqlite_uri(tracking.get("uri"), config.hydra.runtime.cwd) or default_tracking_uri()
         sweep_dir = Path(config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         arguments = " ".join(config.hydra.overrides.task)
@@ -147,7 +149,9 @@ class MlflowSweepCallback(Callback):
 
                 print(write_study_report(str(study), sweep_dir)["markdown"].read_text())
             return
-        uri = tracking.get("uri")
+        from xmlthresh.tracking.store import absolute_sqlite_uri
+
+        uri = absolute_sqlite_uri(tracking.get("uri"), config.hydra.runtime.cwd)
         from xmlthresh.tracking.mlflow_runs import finish_sweep_parent
 
         counts = send_sweep_records(sweep_dir, parent)

@@ -67,6 +67,19 @@ def sqlite_path(uri: str) -> Path | None:
     return Path(uri[len(SQLITE_PREFIX):]) if uri.startswith(SQLITE_PREFIX) else None
 
 
+def absolute_sqlite_uri(uri: str | None, base: str | os.PathLike) -> str | None:
+    """``uri`` with a relative sqlite path (``sqlite:///runs.db``) made absolute against ``base``, the directory
+    the command was started from: under ``hydra.job.chdir=true`` a job runs in its own folder, and each job
+    opened a store of its own there (a sweep's jobs apart from their parent run). Other URIs are returned as
+    they are."""
+    if uri is None or not uri.startswith(SQLITE_PREFIX):
+        return uri
+    path = uri[len(SQLITE_PREFIX):]
+    if not path or Path(path).is_absolute() or path.startswith(":memory:"):
+        return uri
+    return SQLITE_PREFIX + str(Path(base) / path)
+
+
 #: the tracking URI schemes MLflow 3 writes runs to (a file store only with MLFLOW_ALLOW_FILE_STORE=true)
 TRACKING_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks")
 #: MLflow's limit on the length of an experiment's name
