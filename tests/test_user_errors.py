@@ -267,6 +267,19 @@ CASES: tuple[Case, ...] = (
          E + "cde_dataset.phi: cde_dataset=fork has no key 'phi' (its keys: a, m, n_test, n_train, nx, ny); only "
          "cde_dataset=direct_vs_approx/surd_cube, direct_vs_approx/surd_square, direct_vs_approx/surd_thin, "
          "noise/surd, surd have it: drop cde_dataset.phi, or set it in a command that chooses one of those"),
+    Case("run_dir_empty", "Hydra's edges", "`hydra.run.dir=` (the run wrote into the current directory)",
+         ("hydra.run.dir=",),
+         E + "hydra.run.dir is empty, which is the directory the command runs in; give a folder, or leave "
+         "hydra.run.dir out for a new folder under runs/"),
+    Case("interval_sweep", "Hydra's edges", "`-m 'beta=interval(1,2)'` (Hydra's traceback)",
+         ("-m", "beta=interval(1,2)", "hydra.sweep.dir={tmp}/interval"),
+         E + "BasicSweeper does not support sweep type : INTERVAL_SWEEP; the basic sweeper takes lists of values "
+         "(key=a,b,c, range(...), choice(...)): interval(...) needs a sweeper plugin that samples, e.g. "
+         "hydra/sweeper=optuna"),
+    Case("sweep_over_experiments", "Hydra's edges", "`-m tracking.experiment=a,b` (the parent run in one experiment, "
+         "its jobs in others)", ("-m", "tracking.experiment=a,b", "hydra.sweep.dir={tmp}/experiments"),
+         E + "tracking.experiment takes one value per sweep (a sweep's parent run and its job runs are kept together "
+         "in one experiment of one store, tracked or not); run one sweep per value"),
     # ------------------------------------------------------------------ handled correctly before (kept so)
     Case("malformed_token", "Handled before", "a relevance token that is not 0 or 1",
          (*LISTS, "dataset.path={tmp}/bad.txt"),
@@ -582,7 +595,9 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "sent first; a run still running there is refused); a run whose artifacts cannot be stored ends "
               "FAILED with one line and `xmlthresh sync` completes it; a report appears whole or not at all; what "
               "a killed writer left (a `.tmp`, a staging folder, a store creation's journal) goes at the next start "
-              "once stale | `run/sweep.shared_job_folder_problem`, `cli/hydra_app.py`, `_util/places.py`, "
+              "once stale; an empty `hydra.run.dir`/`hydra.sweep.dir`, an interval sweep and a sweep over "
+              "`tracking.*` are refused; relative store paths and `XMLTHRESH_*` folders are resolved where the "
+              "command started, also under `hydra.job.chdir=true` | `run/sweep.shared_job_folder_problem`, `cli/hydra_app.py`, `_util/places.py`, "
               "`tracking/record.settle_earlier_record`, `tracking/sync.py`, `_util/files.folder_as_one_unit` "
               "(tests/test_bad_inputs_by_class.py) |",
               "| notices a library user cannot filter | the library's warnings are Python warnings of their own "
