@@ -534,6 +534,7 @@ def test_what_a_killed_writer_left_is_removed_at_the_next_start_and_only_when_st
         ".lists-ef.entry.0123456789ab.tmp": False,  # an older name without the writer: not yet stale
         ".lists-gh.entry.0123456789ab.tmp": True,  # the same, untouched for minutes
         f".report.{dead}-0123456789ab.partial": True,  # a report's staging folder
+        ".notes.tmp": False,  # a user's own file, however old: not a name this package gives
     }
     for name, stale in leftovers.items():
         path = folder / name
@@ -542,7 +543,7 @@ def test_what_a_killed_writer_left_is_removed_at_the_next_start_and_only_when_st
             (path / "comparison.md").write_text("half")
         else:
             path.write_bytes(b"half")
-        stamp = old if name.startswith(".lists-gh") else time.time() - files.DEAD_OWNER_SECONDS - 1
+        stamp = old if name.startswith((".lists-gh", ".notes")) else time.time() - files.DEAD_OWNER_SECONDS - 1
         os.utime(path, (stamp, stamp))
     monkeypatch.setattr(files, "_TIDIED", set())
     files.write_text_atomic(folder / "next.entry", "x")  # the next process that writes there

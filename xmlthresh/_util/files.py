@@ -17,6 +17,7 @@ import contextvars
 import errno
 import json
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Mapping
@@ -153,6 +154,11 @@ STALE_SECONDS = 600.0
 DEAD_OWNER_SECONDS = 10.0
 
 
+#: the names this module gives its temporary files and staging folders, and no other (a user's own hidden
+#: ``.notes.tmp`` in the same folder is never touched)
+_TEMPORARY_NAME = re.compile(r"^\..+\.(?:\d+-)?[0-9a-f]{12}(?:\.tmp|\.partial)$")
+
+
 def remove_stale_temporaries(folder: str | os.PathLike) -> list[Path]:
     """Remove the temporary files (``.<name>.<pid>-<random>.tmp``, also the older ``.<name>.<random>.tmp``) and
     staging folders (``...partial``) a killed writer left in ``folder``: those whose writing process is gone
@@ -163,8 +169,7 @@ def remove_stale_temporaries(folder: str | os.PathLike) -> list[Path]:
 
     removed = []
     try:
-        candidates = [entry for entry in Path(folder).iterdir() if entry.name.startswith(".")
-                      and entry.name.endswith((".tmp", PARTIAL_SUFFIX))]
+        candidates = [entry for entry in Path(folder).iterdir() if _TEMPORARY_NAME.match(entry.name)]
     except OSError:
         return removed
     now = time.time()
