@@ -5,6 +5,8 @@ ThresholdClassifier's estimator, splitter and label names, and reshape advice th
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -390,3 +392,337 @@ def test_a_bad_point_for_the_density_slice_names_its_option():
 
     with pytest.raises(ValueError, match=r"^cde.density_at_x must be one number \(every feature\) or 11 finite"):
         feature_point([1, 2], 11, "cde.density_at_x")
+
+
+# ------------------------------------------------------------------ the cases the third list left open
+@pytest.mark.parametrize("args, message", [
+    (["-m", "beta=1,2", "hydra.sweep.subdir=same"], "hydra.sweep.subdir=same gives jobs 0 and 1 the same folder"),
+    (["-m", "beta=1,2", "seed=1,2", "hydra.sweep.subdir=b${beta}"],
+     "hydra.sweep.subdir=b${beta} gives jobs 0 and 1 the same folder"),
+    (["experiment=[beta_sweep,f_values]"], "experiment=[beta_sweep,f_values]: a group takes one option, not a list"),
+    (["strategy=[domain,pu]"], "give one, or sweep them: -m strategy=domain,pu"),
+    (["-m", "task=cde", "cde_dataset=surd,fork", "cde_dataset.phi=1"],
+     "cde_dataset.phi: cde_dataset=fork has no key 'phi' (its keys: a, m, n_test, n_train, nx, ny); only "
+     "cde_dataset="),
+    (["task=cde", "cde_dataset.m=3"], "cde_dataset.m: cde_dataset=surd has no key 'm'"),
+])
+def test_sweep_folders_preset_lists_and_keys_of_other_options_are_one_line(isolated_home, tmp_path, args, message):
+    """A shared sweep subdir overwrote the results of one job by another's and said "done 2"; a list of presets
+    was merged into one config; a key of one option swept across others got Hydra's advice to add it with +."""
+    from helpers import run_cli
+
+    proc = run_cli([*args, "tracking.enabled=false", "plots=false", "warm_up=false", f"hydra.run.dir={tmp_path}/run",
+                    f"hydra.sweep.dir={tmp_path}/sweep"])
+    assert message in _one_line(proc)
+    assert not list(tmp_path.glob("**/result.json")) and not (tmp_path / "run").exists()  # refused before any job
+
+
+def test_a_subdir_that_differs_between_jobs_is_accepted(isolated_home, tmp_path):
+    from helpers import run_cli
+
+    proc = run_cli(["-m", "beta=1,2", "hydra.sweep.subdir=b${beta}", "tracking.enabled=false", "plots=false",
+                    "warm_up=false", f"hydra.sweep.dir={tmp_path}/sweep"])
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.parent.name for p in (tmp_path / "sweep").glob("*/result.json")) == ["b1", "b2"]
+
+
+def _mlflow_runs(home):
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{home}/runs/mlflow.db")
+    return client, [run for experiment in client.search_experiments()
+                    for run in client.search_runs([experiment.experiment_id])]
+
+
+def test_a_run_whose_artifacts_cannot_be_stored_ends_failed_and_sync_completes_it(isolated_home, tmp_path):
+    """An artifact folder that cannot be written (read-only, full; here a file where the folder goes, which
+    root cannot write into either) left the MLflow run RUNNING for ever, and Hydra added its own line."""
+    from helpers import run_cli
+
+    (isolated_home / "runs").mkdir()
+    (isolated_home / "runs" / "mlartifacts").write_text("")
+    proc = run_cli([f"hydra.run.dir={tmp_path}/run", "tracking.sync=foreground", "plots=false", "warm_up=false"])
+    line = _one_line(proc)
+    assert "could not be completed (NotADirectoryError: " in line and "it is marked FAILED" in line
+    client, runs = _mlflow_runs(isolated_home)
+    assert [run.info.status for run in runs] == ["FAILED"] and "mlartifacts" in runs[0].data.tags["error"]
+    (isolated_home / "runs" / "mlartifacts").unlink()
+    assert run_cli(["sync", "--wait"]).returncode == 0
+    _, runs = _mlflow_runs(isolated_home)
+    assert [run.info.status for run in runs] == ["FINISHED"] and "error" not in runs[0].data.tags
+    assert {a.path for a in client.list_artifacts(runs[0].info.run_id)} >= {"result.json", "config.yaml"}
+
+
+@pytest.mark.parametrize("sweep", [False, True])
+def test_a_full_disk_while_hydra_writes_its_own_files_is_one_line(isolated_home, tmp_path, sweep):
+    """Hydra's writes of ``.hydra/*.yaml`` and ``multirun.yaml`` fail on the write, not the open: the OSError
+    names no file, and was a 42-line traceback. The full disk is /dev/full behind the file Hydra writes."""
+    from helpers import run_cli
+
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    target = tmp_path / ("sweep/multirun.yaml" if sweep else "run/.hydra/config.yaml")
+    target.parent.mkdir(parents=True)
+    target.symlink_to("/dev/full")
+    proc = run_cli([*(["-m", "beta=1,2"] if sweep else []), f"hydra.run.dir={tmp_path}/run",
+                    f"hydra.sweep.dir={tmp_path}/sweep", "tracking.enabled=false", "plots=false", "warm_up=false"])
+    place = tmp_path / ("sweep/multirun.yaml" if sweep else "run/.hydra")
+    assert _one_line(proc) == (f"xmlthresh: error: {place} (Hydra was writing there): No space left on device; the "
+                               "disk is full: free space there or write elsewhere (hydra.run.dir, hydra.sweep.dir, "
+                               "XMLTHRESH_HOME)")
+
+
+def test_a_file_size_limit_while_hydra_writes_is_one_line(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    resource = pytest.importorskip("resource")
+
+    def limit() -> None:  # files above 3000 bytes fail with EFBIG (Hydra's hydra.yaml is larger)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (3000, 3000))
+
+    env = {**os.environ, "XMLTHRESH_HOME": str(tmp_path / "home"), "XMLTHRESH_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "xmlthresh", f"hydra.run.dir={tmp_path}/run",
+                           "tracking.enabled=false", "plots=false", "warm_up=false"], preexec_fn=limit, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert _one_line(proc) == (f"xmlthresh: error: {tmp_path}/run/.hydra (Hydra was writing there): File too large; "
+                               "a file there would be larger than allowed (ulimit -f, or the file system's limit): "
+                               "raise the limit or write elsewhere (hydra.run.dir, hydra.sweep.dir, XMLTHRESH_HOME)")
+
+
+def test_two_tracked_runs_in_one_run_folder_are_two_mlflow_runs(isolated_home, tmp_path):
+    """The same ``hydra.run.dir`` twice: the first run's record was replaced by the second's before it reached
+    MLflow, and both became one MLflow run (the first's results lost). A run still running there is refused."""
+    import json as _json
+
+    from helpers import run_cli
+
+    args = [f"hydra.run.dir={tmp_path}/run", "tracking.sync=off", "plots=false", "warm_up=false"]
+    for beta in (1, 2):
+        assert run_cli([*args, f"beta={beta}"]).returncode == 0
+    assert run_cli(["sync", "--wait"]).returncode == 0
+    client, runs = _mlflow_runs(isolated_home)
+    assert sorted(run.data.params["beta"] for run in runs) == ["1.0", "2.0"]
+    for run in runs:  # each run's result.json is its own
+        local = client.download_artifacts(run.info.run_id, "result.json", str(tmp_path))
+        assert _json.loads(Path(local).read_text())["beta"] == float(run.data.params["beta"])
+
+    record = tmp_path / "run" / "run_record.json"
+    payload = _json.loads(record.read_text())
+    payload.update(status="RUNNING", synced=False, mlflow_run_id=None)
+    payload["tags"]["xmlthresh.pid"] = str(os.getpid())  # a process that is alive: this one
+    payload["tags"].pop("xmlthresh.pid_start", None)
+    record.write_text(_json.dumps(payload))
+    line = _one_line(run_cli([*args, "beta=3"]))
+    assert f"{tmp_path}/run: another run (process {os.getpid()}) is running in this folder" in line
+
+
+def test_a_report_on_a_full_disk_leaves_no_folder(tmp_path, monkeypatch):
+    """The report wrote its files one by one into the folder it made first: a full disk half-way left a folder
+    with some of them. Now the files appear together, or nothing (not even the parent folders it made)."""
+    import errno
+
+    from test_report import fake_store, run_row
+    from xmlthresh._util import files
+    from xmlthresh.report.comparison import write_report
+    from xmlthresh.report.tables import load_runs
+
+    fake_store(monkeypatch, [run_row(s, 0.5 + 0.1 * seed, seed=seed) for s in ("domain", "independent")
+                             for seed in (0, 1)])
+    runs = load_runs(latest_sweep=False)
+    original = files._create_temporary
+
+    def full_at_the_page(path):
+        if path.name == "comparison.html":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return original(path)
+
+    monkeypatch.setattr(files, "_create_temporary", full_at_the_page)
+    out = tmp_path / "reports" / "latest"
+    with pytest.raises(files.WriteFailedError, match=rf"cannot write {out}/comparison.html: No space left"):
+        write_report(runs, out)
+    assert list(tmp_path.iterdir()) == []  # no partial folder, no staging folder, no parent made for it
+    (out / "keep.txt").parent.mkdir(parents=True)
+    (out / "keep.txt").write_text("mine")
+    with pytest.raises(files.WriteFailedError):
+        write_report(runs, out)
+    assert [p.name for p in out.iterdir()] == ["keep.txt"] and [p.name for p in out.parent.iterdir()] == ["latest"]
+    monkeypatch.setattr(files, "_create_temporary", original)
+    paths = write_report(runs, out)
+    assert sorted(p.name for p in out.iterdir()) == sorted(["keep.txt", *(p.name for p in paths.values())])
+
+
+def test_what_a_killed_writer_left_is_removed_at_the_next_start_and_only_when_stale(tmp_path, monkeypatch):
+    """A parse-cache ``.tmp`` after kill -9 and ``mlflow.db.creating-*`` after a kill during a store's creation
+    stayed for ever. A dead writer's leftovers (or any not touched for minutes) go; a live writer's stay."""
+    import subprocess
+    import sys
+    import time
+
+    from xmlthresh._util import files
+    from xmlthresh.tracking import store
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    old = time.time() - files.STALE_SECONDS - 5
+    folder = tmp_path / "cache" / "ranked_lists"
+    folder.mkdir(parents=True)
+    leftovers = {
+        f".lists-ab.entry.{dead}-0123456789ab.tmp": True,  # its writer is gone
+        f".lists-cd.entry.{os.getpid()}-0123456789ab.tmp": False,  # its writer (this process) is alive
+        ".lists-ef.entry.0123456789ab.tmp": False,  # an older name without the writer: not yet stale
+        ".lists-gh.entry.0123456789ab.tmp": True,  # the same, untouched for minutes
+        f".report.{dead}-0123456789ab.partial": True,  # a report's staging folder
+        ".notes.tmp": False,  # a user's own file, however old: not a name this package gives
+    }
+    for name, stale in leftovers.items():
+        path = folder / name
+        if name.endswith(".partial"):
+            path.mkdir()
+            (path / "comparison.md").write_text("half")
+        else:
+            path.write_bytes(b"half")
+        stamp = old if name.startswith((".lists-gh", ".notes")) else time.time() - files.DEAD_OWNER_SECONDS - 1
+        os.utime(path, (stamp, stamp))
+    monkeypatch.setattr(files, "_TIDIED", set())
+    files.write_text_atomic(folder / "next.entry", "x")  # the next process that writes there
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["next.entry", *(name for name, stale in leftovers.items() if not stale)])
+
+    from xmlthresh.tracking import mlflow_runs
+
+    db = tmp_path / "runs" / "mlflow.db"
+    mlflow_runs.open_store(f"sqlite:///{db}")  # a store that exists: a kill after its rename left the journal
+    gone, alive = (db.with_name(f"mlflow.db{store.CREATING_INFIX}{pid}-journal") for pid in (dead, os.getpid()))
+    for path in (gone, alive):
+        path.write_bytes(b"journal")
+    monkeypatch.setattr(mlflow_runs, "_OPENED", set())  # the next process that opens the store
+    mlflow_runs.open_store(f"sqlite:///{db}")
+    assert not gone.exists() and alive.exists()
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie not yet reaped by its new parent counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return any(line.startswith("State:") and "Z" in line.split()[1] for line in status)
+    except FileNotFoundError:
+        return True
+
+
+def test_a_sweep_worker_ends_when_its_launcher_is_killed(tmp_path):
+    """joblib's loky workers outlived a sweep's launcher killed with kill -9 (still alive ten minutes later, about
+    200 MB each); a worker now watches its parent and ends when the parent is gone, saying what to do."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if not Path("/proc/self/status").exists():
+        pytest.skip("needs /proc")
+    worker = ("import sys, time; from xmlthresh.run.parent_watch import exit_when_parent_dies; "
+              "exit_when_parent_dies(poll_seconds=0.05); print('watching', flush=True); time.sleep(60)")
+    launcher = (f"import subprocess, sys, time; w = subprocess.Popen([sys.executable, '-c', {worker!r}], "
+                f"stderr=open({str(tmp_path / 'worker.err')!r}, 'w'), stdout=subprocess.PIPE, text=True); "
+                "w.stdout.readline(); print(w.pid, flush=True); time.sleep(60)")
+    parent = subprocess.Popen([sys.executable, "-c", launcher], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while not _gone(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(child), "the worker outlived its launcher"
+    finally:
+        parent.kill()
+    said = (tmp_path / "worker.err").read_text()
+    assert f"the sweep's launching process {parent.pid} is gone; worker {child} stops" in said
+
+
+# ------------------------------------------------------------------ the fourth fresh list
+@pytest.mark.fast
+def test_names_given_twice_and_a_folder_as_the_file_are_refused(tmp_path):
+    """label_names beside a DataFrame's own column names silently replaced them; saving to a folder was a raw
+    IsADirectoryError naming a temporary file."""
+    from xmlthresh._util.files import WriteFailedError
+
+    scores, labels = _data()
+    with pytest.raises(InputError, match=r"label_names \['w', 'x', 'y', 'z'\] differ from the DataFrame's column "
+                                         r"names \['a', 'b', 'c', 'd'\]"):
+        xmlthresh.fit_thresholds(pd.DataFrame(scores, columns=list("abcd")), labels, label_names=list("wxyz"))
+    named = xmlthresh.fit_thresholds(pd.DataFrame(scores), labels, label_names=list("wxyz"))  # unnamed columns
+    assert named.label_names.tolist() == list("wxyz")
+    with pytest.raises(WriteFailedError, match=rf"cannot write {tmp_path}: it is a folder; give the path of a file"):
+        named.save(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.fast
+def test_an_empty_report_folder_is_refused(capsys, monkeypatch):
+    """``--out ''`` was read as no --out: the report went to the default folder without a word."""
+    from xmlthresh.report import comparison
+
+    import xmlthresh.tracking.mlflow_runs as runs
+    import xmlthresh.tracking.store as store
+
+    monkeypatch.setattr(store, "check_store_exists", lambda uri: None)
+    monkeypatch.setattr(runs, "open_store", lambda uri, repair=True: uri)
+
+    def no_store_read(*args, **kwargs):
+        raise AssertionError("the runs were read: --out '' was not refused first")
+
+    monkeypatch.setattr(comparison, "load_runs", no_store_read)
+    assert comparison.main(["--all", "--out", ""]) == 1
+    assert capsys.readouterr().err.strip() == ("python -m xmlthresh.report: error: --out is empty; give a folder, "
+                                               "or leave --out out for runs/reports/<sweep or all>")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["hydra.run.dir="], "hydra.run.dir is empty, which is the directory the command runs in; give a folder"),
+    (["-m", "beta=1,2", "hydra.sweep.dir=''"], "hydra.sweep.dir is empty, which is the directory the command runs in"),
+    (["-m", "beta=interval(1,2)"], "BasicSweeper does not support sweep type : INTERVAL_SWEEP; the basic sweeper takes "
+                                   "lists of values"),
+    (["-m", "beta=1,2", "tracking.experiment=ea,eb"], "tracking.experiment takes one value per sweep"),
+    (["-m", "tracking.uri=sqlite:///{tmp}/a.db,sqlite:///{tmp}/b.db"], "tracking.uri takes one value per sweep"),
+    (["-m", "tracking.enabled=true,false"], "tracking.enabled takes one value per sweep"),
+])
+def test_places_and_tracking_that_a_run_or_sweep_cannot_honour_are_one_line(isolated_home, tmp_path, monkeypatch,
+                                                                            args, message):
+    """An empty run or sweep folder wrote into the current directory; an interval sweep was Hydra's traceback;
+    a sweep over experiments or stores put its parent run in one and its jobs' runs in others (broken links,
+    a report of the sweep without its jobs)."""
+    from helpers import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    given = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
+    place = [] if any(arg.startswith("hydra.") for arg in given) else [f"hydra.sweep.dir={tmp_path}/sweep",
+                                                                      f"hydra.run.dir={tmp_path}/run"]
+    proc = run_cli([*given, *place, "plots=false", "warm_up=false"])
+    assert message in _one_line(proc)
+    assert not list(tmp_path.glob("**/result.json")) and not list(tmp_path.glob("*.db"))
+
+
+def test_relative_stores_and_homes_are_where_the_command_started_under_chdir(isolated_home, tmp_path, monkeypatch):
+    """Under ``hydra.job.chdir=true`` a relative ``tracking.uri=sqlite:///runs.db`` or ``XMLTHRESH_HOME`` was
+    resolved in the job's own folder: each run (each job of a sweep) got a store of its own there."""
+    from helpers import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XMLTHRESH_HOME", "relhome")
+    common = ["hydra.job.chdir=true", "plots=false", "warm_up=false", "tracking.sync=foreground"]
+    assert run_cli([*common, "tracking.uri=sqlite:///rel.db", f"hydra.run.dir={tmp_path}/run"]).returncode == 0
+    assert run_cli([*common, f"hydra.run.dir={tmp_path}/run2"]).returncode == 0
+    assert run_cli(["-m", "beta=1,2", *common, "tracking.uri=sqlite:///rel.db",
+                    f"hydra.sweep.dir={tmp_path}/sweep"]).returncode == 0
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.db")) == ["rel.db", "relhome/runs/mlflow.db"]
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{tmp_path}/rel.db")
+    runs = client.search_runs([client.get_experiment_by_name("xmlthresh").experiment_id])
+    parents = {run.info.run_id for run in runs if run.data.tags.get("xmlthresh.sweep") == "parent"}
+    assert len(runs) == 4 and len(parents) == 1  # the single run, the sweep's parent and its two jobs
+    assert sum(run.data.tags.get("mlflow.parentRunId") in parents for run in runs) == 2

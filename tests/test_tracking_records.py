@@ -81,10 +81,13 @@ def test_an_interrupted_send_continues_the_same_run(tmp_path, isolated_home, mon
         raise OSError("disk full")
 
     monkeypatch.setattr(mlflow.MlflowClient, "log_artifact", broken)
-    with pytest.raises(OSError, match="disk full"):
+    from xmlthresh.tracking.sync import SendFailedError
+
+    with pytest.raises(SendFailedError, match=r"could not be completed \(OSError: disk full\): it is marked FAILED"):
         sync_record(path)
     half = read_record(path)
     assert half["mlflow_run_id"] and not half["synced"] and pending_records() == [path.resolve()]
+    assert [run.info.status for run in _runs(uri)] == ["FAILED"]  # was left RUNNING
     monkeypatch.undo()
     sent = sync_record(path)
     assert sent["mlflow_run_id"] == half["mlflow_run_id"]

@@ -166,8 +166,9 @@ CASES: tuple[Case, ...] = (
          E + "dataset.num_docs must be an integer >= 1 (or null), got 'abc' (str)"),
     Case("key_not_in_config", "Raw tracebacks", "`strategy.bogus=1` (a key the option does not have; Hydra's error)",
          ("strategy.bogus=1",),
-         E + "Could not override 'strategy.bogus'. To append to your config use +strategy.bogus=1; Key 'bogus' is not "
-         "in struct"),
+         E + "strategy.bogus: strategy=domain has no key 'bogus' (its keys: fallback, gap_tol, max_nodes, "
+         "max_predicted_per_positive, min_precision, polish, pooling, pooling_space, refine, smoothing), and no "
+         "strategy option has it; xmlthresh list strategy describes the options"),
     Case("override_syntax", "Raw tracebacks", "`beta==2` (a malformed override; Hydra's error)", ("beta==2",),
          E + "Error parsing override 'beta==2'; extraneous input '=' expecting ..."),
     Case("cde_dataset_unknown", "Raw tracebacks", "`task=cde cde_dataset=nosuch`", ("task=cde", "cde_dataset=nosuch"),
@@ -248,6 +249,37 @@ CASES: tuple[Case, ...] = (
          (*LISTS, "dataset.path={tmp}/allsize0"),
          E + "<tmp>/allsize0: every label has size 0 (2 line(s)): no label has a relevant document, so no threshold "
          "can be fitted or evaluated; the second number of each line is the label's size s_k"),
+    # ------------------------------------------------------------------ Hydra's edges (the third list's open cases)
+    Case("sweep_subdir_shared", "Hydra's edges", "`hydra.sweep.subdir=same` for two jobs (each overwrote the "
+         "other's results, and the sweep said done 2)", ("-m", "beta=1,2", "hydra.sweep.subdir=same",
+                                                        "hydra.sweep.dir={tmp}/shared"),
+         E + "hydra.sweep.subdir=same gives jobs 0 and 1 the same folder <tmp>/shared/same: each job would overwrite "
+         "the results of the other; use a subdir that differs between jobs, e.g. ${hydra.job.num} (the default) or "
+         "${hydra.job.override_dirname}"),
+    Case("preset_list", "Hydra's edges", "`experiment=[a,b]` (Hydra merged the two presets into one config)",
+         ("experiment=[beta_sweep,f_values]",),
+         E + "experiment=[beta_sweep,f_values]: a group takes one option, not a list (Hydra would merge the options "
+         "into one config, the later overriding the earlier); give one preset per command (a preset may hold a sweep "
+         "of its own)"),
+    Case("key_of_other_option", "Hydra's edges", "a key of one cde_dataset swept across others (Hydra advised "
+         "adding it with +)", ("-m", "task=cde", "cde_dataset=surd,fork", "cde_dataset.phi=1",
+                              "hydra.sweep.dir={tmp}/phi"),
+         E + "cde_dataset.phi: cde_dataset=fork has no key 'phi' (its keys: a, m, n_test, n_train, nx, ny); only "
+         "cde_dataset=direct_vs_approx/surd_cube, direct_vs_approx/surd_square, direct_vs_approx/surd_thin, "
+         "noise/surd, surd have it: drop cde_dataset.phi, or set it in a command that chooses one of those"),
+    Case("run_dir_empty", "Hydra's edges", "`hydra.run.dir=` (the run wrote into the current directory)",
+         ("hydra.run.dir=",),
+         E + "hydra.run.dir is empty, which is the directory the command runs in; give a folder, or leave "
+         "hydra.run.dir out for a new folder under runs/"),
+    Case("interval_sweep", "Hydra's edges", "`-m 'beta=interval(1,2)'` (Hydra's traceback)",
+         ("-m", "beta=interval(1,2)", "hydra.sweep.dir={tmp}/interval"),
+         E + "BasicSweeper does not support sweep type : INTERVAL_SWEEP; the basic sweeper takes lists of values "
+         "(key=a,b,c, range(...), choice(...)): interval(...) needs a sweeper plugin that samples, e.g. "
+         "hydra/sweeper=optuna"),
+    Case("sweep_over_experiments", "Hydra's edges", "`-m tracking.experiment=a,b` (the parent run in one experiment, "
+         "its jobs in others)", ("-m", "tracking.experiment=a,b", "hydra.sweep.dir={tmp}/experiments"),
+         E + "tracking.experiment takes one value per sweep (a sweep's parent run and its job runs are kept together "
+         "in one experiment of one store, tracked or not); run one sweep per value"),
     # ------------------------------------------------------------------ handled correctly before (kept so)
     Case("malformed_token", "Handled before", "a relevance token that is not 0 or 1",
          (*LISTS, "dataset.path={tmp}/bad.txt"),
@@ -556,6 +588,18 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "temporary cache that is removed at exit; a store replaced while a process had it open is opened anew | "
               "`tracking/store.check_sqlite_file`, `_util/jit.py`, `tracking/mlflow_runs.open_store` "
               "(tests/test_tracking_store.py, tests/test_numba_cache.py) |",
+              "| Hydra's and MLflow's edges | a sweep whose jobs would share a folder, a list of options for a group "
+              "and a key that the chosen option of a group lacks are refused before any job, naming the options "
+              "that have it; a full disk (or a file-size limit) while Hydra writes `.hydra/` or `multirun.yaml` is "
+              "one line naming the folder; a run folder used twice gives two MLflow runs (the earlier record is "
+              "sent first; a run still running there is refused); a run whose artifacts cannot be stored ends "
+              "FAILED with one line and `xmlthresh sync` completes it; a report appears whole or not at all; what "
+              "a killed writer left (a `.tmp`, a staging folder, a store creation's journal) goes at the next start "
+              "once stale; an empty `hydra.run.dir`/`hydra.sweep.dir`, an interval sweep and a sweep over "
+              "`tracking.*` are refused; relative store paths and `XMLTHRESH_*` folders are resolved where the "
+              "command started, also under `hydra.job.chdir=true` | `run/sweep.shared_job_folder_problem`, `cli/hydra_app.py`, `_util/places.py`, "
+              "`tracking/record.settle_earlier_record`, `tracking/sync.py`, `_util/files.folder_as_one_unit` "
+              "(tests/test_bad_inputs_by_class.py) |",
               "| notices a library user cannot filter | the library's warnings are Python warnings of their own "
               "categories (`xmlthresh.XmlthreshWarning` and its subclasses); the command line logs them as one line "
               "| `_util/notices.py` (tests/test_bad_inputs_by_class.py, tests/test_fresh_bad_inputs.py) |",

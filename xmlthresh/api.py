@@ -131,6 +131,12 @@ def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: flo
     scores, labels, frame_names = align_frames(scores, labels)
     if label_names is None:
         label_names = frame_names
+    elif frame_names is not None and frame_names != list(range(len(frame_names))):
+        given = [str(name) for name in np.asarray(label_names, dtype=object).ravel()]
+        if given != [str(name) for name in frame_names]:  # one of the two names was dropped without a word
+            raise InputError(f"label_names {given[:4]}{' ...' if len(given) > 4 else ''} differ from the DataFrame's "
+                             f"column names {frame_names[:4]}{' ...' if len(frame_names) > 4 else ''}, which name "
+                             "the labels already; drop label_names, or rename the columns")
     scores = check_scores(scores)
     labels = check_labels(labels, scores.shape)
     names = _label_names(label_names, scores.shape[1])

@@ -17,6 +17,7 @@ import contextvars
 import errno
 import json
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Mapping
@@ -64,8 +65,11 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
     a download streamed to disk); :func:`write_bytes_atomic` for data already in memory. A full disk or an
     unwritable place raises :class:`WriteFailedError` naming ``path`` (the temporary file removed)."""
     path = Path(path)
+    if path.is_dir():  # the rename at the end would fail, naming the temporary file instead
+        raise WriteFailedError(errno.EISDIR, f"cannot write {path}: it is a folder; give the path of a file in it")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        _tidy_once(path.parent)
         tmp, handle = _create_temporary(path)
     except OSError as exc:
         if exc.errno in _STORAGE_ERRNOS:
@@ -88,11 +92,149 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
     _fsync_directory(path.parent)
 
 
+#: the suffix of a folder being written by :func:`folder_as_one_unit` (``.<name>.<pid>-<random>.partial``)
+PARTIAL_SUFFIX = ".partial"
+
+
+@contextlib.contextmanager
+def folder_as_one_unit(path: str | os.PathLike) -> Iterator[Path]:
+    """A new, empty staging folder beside ``path`` to write into; when the block ends without an exception its
+    files appear in ``path``: the staging folder is renamed to ``path`` (atomic) when ``path`` does not exist,
+    else each file is moved into it with ``os.replace`` (atomic per file: files already there and not written
+    again stay). On any error (a full disk half-way, an interrupt) the staging folder is removed, and so are
+    the parent folders this call made: a failed write leaves no partial folder behind.
+
+    A staging folder left by a process killed with ``kill -9`` is removed by the next call for the same
+    folder once it is stale (:func:`remove_stale_temporaries`)."""
+    path = Path(path)
+    made = [parent for parent in [path.parent, *path.parent.parents] if not parent.exists()]
+    staging = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(6)}{PARTIAL_SUFFIX}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(path.parent)
+        staging.mkdir()  # mode 0o777 less the umask, as for any new folder (mkdtemp would make it 0o700)
+    except OSError as exc:
+        _remove_empty(made)
+        if exc.errno in _STORAGE_ERRNOS:
+            raise _write_failed(path, exc) from exc
+        raise
+    try:
+        yield staging
+        if not path.exists():
+            os.rename(staging, path)
+        else:
+            for entry in sorted(staging.iterdir()):
+                os.replace(entry, path / entry.name)
+            staging.rmdir()
+        _fsync_directory(path.parent)
+    except BaseException as exc:
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
+        _remove_empty(made)
+        if isinstance(exc, WriteFailedError):  # named by the folder the user asked for, not the staging one
+            raise WriteFailedError(exc.errno, str(exc).replace(str(staging), str(path))) from None
+        if isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS:
+            raise _write_failed(path, exc) from exc
+        raise
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (innermost first) where they are empty; never an error."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
+#: how long a temporary file or staging folder may go unmodified before it counts as abandoned
+STALE_SECONDS = 600.0
+#: how long one whose owner process is gone (on this host) is left alone, for owners on other hosts
+DEAD_OWNER_SECONDS = 10.0
+
+
+#: the names this module gives its temporary files and staging folders, and no other (a user's own hidden
+#: ``.notes.tmp`` in the same folder is never touched)
+_TEMPORARY_NAME = re.compile(r"^\..+\.(?:\d+-)?[0-9a-f]{12}(?:\.tmp|\.partial)$")
+
+
+def remove_stale_temporaries(folder: str | os.PathLike) -> list[Path]:
+    """Remove the temporary files (``.<name>.<pid>-<random>.tmp``, also the older ``.<name>.<random>.tmp``) and
+    staging folders (``...partial``) a killed writer left in ``folder``: those whose writing process is gone
+    (unmodified for :data:`DEAD_OWNER_SECONDS`, so that a writer on another host sharing the folder is left
+    alone) or that were not modified for :data:`STALE_SECONDS`. Returns what was removed; never an error."""
+    import shutil
+    import time
+
+    removed = []
+    try:
+        candidates = [entry for entry in Path(folder).iterdir() if _TEMPORARY_NAME.match(entry.name)]
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in candidates:
+        try:
+            age = now - entry.lstat().st_mtime
+        except OSError:
+            continue
+        owner = _owner_pid(entry.name)
+        if age < STALE_SECONDS and not (owner is not None and age > DEAD_OWNER_SECONDS and not pid_alive(owner)):
+            continue
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+            removed.append(entry)
+        except OSError:
+            continue
+    return removed
+
+
+#: the folders this process has tidied (:func:`_tidy_once`)
+_TIDIED: set[str] = set()
+
+
+def _tidy_once(folder: Path) -> None:
+    """:func:`remove_stale_temporaries` of ``folder``, the first time this process writes there: what a writer
+    killed with ``kill -9`` left (a parse-cache entry's ``.tmp``) goes at the next start, without a listing of
+    the folder at every write."""
+    key = str(folder)
+    if key not in _TIDIED:
+        _TIDIED.add(key)
+        removed = remove_stale_temporaries(folder)
+        if removed:
+            import logging
+
+            logging.getLogger(__name__).info("removed %d temporary file(s) a killed writer left in %s",
+                                             len(removed), folder)
+
+
+def _owner_pid(name: str) -> int | None:
+    """The writing process's id in a temporary's name (``.<name>.<pid>-<random>.tmp``), or None."""
+    stem = name.rsplit(".", 2)[-2] if name.count(".") >= 2 else ""
+    pid = stem.split("-", 1)[0] if "-" in stem else ""
+    return int(pid) if pid.isdigit() else None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host (a process of another user counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def _create_temporary(path: Path) -> tuple[Path, int]:
-    """A new, empty hidden file beside ``path`` (``.<name>.<random>.tmp``) and its descriptor."""
+    """A new, empty hidden file beside ``path`` (``.<name>.<pid>-<random>.tmp``: the writer's process id lets a
+    later process tell an abandoned one, :func:`remove_stale_temporaries`) and its descriptor."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     while True:
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
         try:
             return tmp, os.open(tmp, flags, _NEW_FILE_MODE)
         except FileExistsError:  # another writer drew the same name: draw again

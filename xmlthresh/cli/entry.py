@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-from xmlthresh._util.places import placement_message
+from xmlthresh._util.places import hydra_output_folder, placement_message
 
 
 def register_resolvers() -> None:
@@ -85,6 +85,7 @@ def main() -> None:
 
     sys.argv[1:] = multirun_flag_first(sys.argv[1:])
     problem = environment_problem()
+    absolute_environment_paths()
     if problem is not None:
         print(f"xmlthresh: error: {problem}", file=sys.stderr)
         sys.exit(1)
@@ -98,7 +99,7 @@ def main() -> None:
         hydra_app.run()
     except BaseException as exc:  # a sweep that stopped half-way must not leave its parent run RUNNING
         sweep.close_unfinished_sweep(exc)
-        message = placement_message(exc)
+        message = placement_message(exc, hydra_output_folder())
         if message is None:
             raise
         print(f"xmlthresh: error: {message}", file=sys.stderr)
@@ -109,6 +110,20 @@ def main() -> None:
         sys.exit(1)
 
 
+
+
+#: the environment variables that name folders (the project's, the derived caches', the raw data's)
+PATH_VARIABLES = ("XMLTHRESH_HOME", "XMLTHRESH_CACHE", "XMLTHRESH_DATA")
+
+
+def absolute_environment_paths() -> None:
+    """Make the folders the environment names relative to the directory the command starts in absolute (for
+    this process and the ones it starts): under ``hydra.job.chdir=true`` a job runs in its own folder, and a
+    relative ``XMLTHRESH_HOME`` put the project's runs and MLflow store inside the job's folder."""
+    for name in PATH_VARIABLES:
+        value = os.environ.get(name, "")
+        if value.strip() and not os.path.isabs(value):
+            os.environ[name] = os.path.abspath(value)
 
 
 def multirun_flag_first(args: list[str]) -> list[str]:

@@ -56,9 +56,15 @@ def unknown_option_message(args: Sequence[str]) -> str | None:
         if match is None or match["group"] not in GROUPS:
             continue
         value = match["value"].strip()
+        group = match["group"]
+        if value.startswith("[") and value.endswith("]"):  # Hydra merges the options of a list into one config
+            listed = value[1:-1].replace(" ", "") or "<option>,<option>"
+            advice = ("give one preset per command (a preset may hold a sweep of its own)" if group == "experiment"
+                      else f"give one, or sweep them: -m {group}={listed}")
+            return (f"{group}={value}: a group takes one option, not a list (Hydra would merge the options into one "
+                    f"config, the later overriding the earlier); {advice}")
         if not value or any(c in value for c in "()[]{}$*'\"\\ "):
             continue
-        group = match["group"]
         known = [option.name for option in options(group)]
         for name in value.split(","):
             if name == "null":  # Hydra's answer is a traceback: "Config group override must be a string"
@@ -78,12 +84,27 @@ def run(args: Sequence[str] | None = None) -> None:
     from xmlthresh.config.schema import switch_override_problem
 
     given = sys.argv[1:] if args is None else args
-    message = unknown_option_message(given) or switch_override_problem(given)
+    message = unknown_option_message(given) or switch_override_problem(given) or empty_place_message(given)
     if message is not None:
         print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
     with one_line_hydra_errors():
         hydra_main()
+
+
+#: Hydra's settings of where a run writes: an empty value is the current directory, without a word
+_PLACES = ("hydra.run.dir", "hydra.sweep.dir")
+
+
+def empty_place_message(args: Sequence[str]) -> str | None:
+    """The one-line error for ``hydra.run.dir=`` or ``hydra.sweep.dir=`` given an empty value (the run wrote its
+    files, or a sweep its job folders, into the directory the command was started from), or None."""
+    for arg in args:
+        key, _, value = arg.lstrip("+").partition("=")
+        if key in _PLACES and "=" in arg and not value.strip().strip("'\""):
+            return (f"{key} is empty, which is the directory the command runs in; give a folder, or leave {key} "
+                    "out for a new folder under runs/")
+    return None
 
 
 def hydra_message(exc: BaseException) -> str:
@@ -110,6 +131,54 @@ def hydra_message(exc: BaseException) -> str:
     return joined
 
 
+_NOT_IN_STRUCT = re.compile(r"Could not override '(?P<group>[A-Za-z_]\w*)\.(?P<key>[^']+)'.*Key '[^']*' is not in struct")
+
+
+def missing_group_key_message(message: str, args: Sequence[str]) -> str | None:
+    """Hydra's "Could not override 'cde_dataset.phi'. To append to your config use +cde_dataset.phi=1" for a key
+    that the chosen option of a group does not have, as one line naming the options that have it and the
+    keys of the chosen one (its advice to add the key with ``+`` would only make the option refuse it later);
+    None when ``message`` is not about a key of an option group."""
+    from xmlthresh.config.options import GROUPS, option_keys, options
+
+    found = _NOT_IN_STRUCT.search(message)
+    if found is None or found["group"] not in GROUPS:
+        return None
+    group, key = found["group"], found["key"]
+    keys = {option.name: option_keys(option) for option in options(group)}
+    having = [name for name, known in keys.items() if key in known]
+    chosen = chosen_options(group, args)
+    lacking = [name for name in chosen if name in keys and key not in keys[name]]
+    if not lacking:
+        where = f"the chosen {group} option has no key {key!r}"
+    else:
+        shown = ", ".join(sorted(keys[lacking[0]] - {"name"})) or "none"
+        where = f"{group}={lacking[0]} has no key {key!r} (its keys: {shown})"
+    if having:
+        return (f"{group}.{key}: {where}; only {group}={', '.join(having)} "
+                f"{'has' if len(having) == 1 else 'have'} it: drop {group}.{key}, or set it in a command that "
+                f"chooses {'that option' if len(having) == 1 else 'one of those'}")
+    return f"{group}.{key}: {where}, and no {group} option has it; xmlthresh list {group} describes the options"
+
+
+def chosen_options(group: str, args: Sequence[str]) -> list[str]:
+    """The options of ``group`` the command line chooses (every value of a sweep), else the packaged default
+    (none when a preset is given: it may choose another)."""
+    from xmlthresh.config.options import default_option
+
+    chosen: list[str] = []
+    for arg in args:
+        match = _GROUP_OVERRIDE.match(arg)
+        if match is not None and match["group"] == group:
+            chosen = [name.strip() for name in match["value"].strip("[]").split(",") if name.strip()]
+    if chosen:
+        return chosen
+    if any((m := _GROUP_OVERRIDE.match(arg)) is not None and m["group"] == "experiment" for arg in args):
+        return []
+    default = default_option(group)
+    return [default] if default else []
+
+
 @contextmanager
 def one_line_hydra_errors() -> Iterator[None]:
     """While the block runs, Hydra's composition errors (``CompactHydraException``: an override of a key that
@@ -122,7 +191,7 @@ def one_line_hydra_errors() -> Iterator[None]:
     import os
 
     import yaml
-    from hydra.errors import CompactHydraException
+    from hydra.errors import CompactHydraException, HydraException
 
     user_wants_traceback = os.environ.get("HYDRA_FULL_ERROR") == "1"
     previous = os.environ.get("HYDRA_FULL_ERROR")
@@ -132,7 +201,17 @@ def one_line_hydra_errors() -> Iterator[None]:
     except CompactHydraException as exc:
         if user_wants_traceback:
             raise
-        print(f"xmlthresh: error: {hydra_message(exc)}", file=sys.stderr)
+        message = hydra_message(exc)
+        print(f"xmlthresh: error: {missing_group_key_message(message, sys.argv[1:]) or message}", file=sys.stderr)
+        sys.exit(1)
+    except HydraException as exc:  # Hydra's own refusals that are not "compact" (a sweep type its sweeper lacks)
+        if user_wants_traceback:
+            raise
+        message = hydra_message(exc)
+        if "does not support sweep type" in message:
+            message += ("; the basic sweeper takes lists of values (key=a,b,c, range(...), choice(...)): "
+                        "interval(...) needs a sweeper plugin that samples, e.g. hydra/sweeper=optuna")
+        print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
     except yaml.YAMLError as exc:  # an option file of the user's conf/ or a plugin that is not valid YAML
         if user_wants_traceback:
@@ -169,6 +248,11 @@ def hydra_main(cfg: DictConfig) -> float | None:
         sys.exit(1)
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     container = OmegaConf.to_container(cfg, resolve=True)
+    tracking = container.get("tracking")
+    if isinstance(tracking, dict) and tracking.get("uri"):  # relative to where the command started, not the job's
+        from xmlthresh.tracking.store import absolute_sqlite_uri  # folder (hydra.job.chdir=true)
+
+        tracking["uri"] = absolute_sqlite_uri(str(tracking["uri"]), HydraConfig.get().runtime.cwd)
     context = job_context()
     if not context.get("multirun"):  # a sweep checks this once, for the keys it varies (run.sweep)
         from xmlthresh.config.options import unread_task_keys
@@ -203,6 +287,12 @@ def hydra_main(cfg: DictConfig) -> float | None:
             return None
         if isinstance(exc, user_errors()):
             print(f"xmlthresh: error: {exc}", file=sys.stderr)
+            sys.exit(1)
+        from xmlthresh._util.places import placement_message
+
+        message = placement_message(exc)
+        if message is not None:  # a place the job writes to: one line here, before Hydra adds its own
+            print(f"xmlthresh: error: {message}", file=sys.stderr)
             sys.exit(1)
         raise
     print(summary(result))

@@ -63,6 +63,45 @@ def options(group: str) -> list[Option]:
     return [found[name] for name in sorted(found)]
 
 
+def option_keys(option: Option, depth: int = 0) -> set[str]:
+    """The top-level keys of an option's YAML, with those of the options of its group it lists in its
+    ``defaults`` (``- /cde_dataset/surd@_here_``, ``- surd``); empty when the file cannot be read."""
+    import yaml
+
+    try:
+        content = yaml.safe_load((option.folder / option.group / f"{option.name}.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return set()
+    if not isinstance(content, dict):
+        return set()
+    keys = {str(key) for key in content if key != "defaults"}
+    for entry in content.get("defaults") or []:
+        if not isinstance(entry, str) or entry == "_self_" or depth > 8:
+            continue
+        name = entry.split("@", 1)[0]
+        name = name[len(f"/{option.group}/"):] if name.startswith(f"/{option.group}/") else name
+        parent = next((o for o in options(option.group) if o.name == name), None)
+        if parent is not None:
+            keys |= option_keys(parent, depth + 1)
+    return keys
+
+
+def default_option(group: str) -> str | None:
+    """The option the packaged config (``xmlthresh/conf/config.yaml``) chooses for ``group``, or None."""
+    import yaml
+
+    try:
+        defaults = yaml.safe_load((PACKAGE_CONF / "config.yaml").read_text(encoding="utf-8")).get("defaults", [])
+    except (OSError, yaml.YAMLError, AttributeError):
+        return None
+    for entry in defaults:
+        if isinstance(entry, dict):
+            for key, value in entry.items():
+                if str(key).replace("optional ", "").strip() == group and isinstance(value, str):
+                    return value
+    return None
+
+
 def _description(path: Path) -> str:
     """The first line of the file's leading comment, without the ``#`` (empty without a comment)."""
     try:

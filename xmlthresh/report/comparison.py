@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from xmlthresh._util.files import write_text_atomic
+from xmlthresh._util.files import folder_as_one_unit, write_bytes_atomic, write_text_atomic
 from xmlthresh.report.tables import (KEYS, METRICS, CDE_KEYS, CDE_METRICS, comparison, load_runs, paired_differences, to_markdown)
 from xmlthresh.tracking.mlflow_runs import runs_table
 
@@ -47,12 +47,12 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     (``plotly.min.js``, written once per folder: :func:`xmlthresh.report.html.write_plotlyjs`), so the page
     stays small and still works offline."""
     from xmlthresh.report.figures import comparison_png, figure_specs
-    from xmlthresh.report.html import DEFAULT_UI_URL, achievable_html, comparison_page, provenance, write_plotlyjs
+    from xmlthresh.report.html import (DEFAULT_UI_URL, PLOTLY_FILE, achievable_html, comparison_page, provenance,
+                                       write_plotlyjs)
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     if "run_dir" in runs:  # runs read from their result.json files: the page links each to its file
         attrs = dict(runs.attrs)
-        runs = runs.assign(result_link=[Path(os.path.relpath(Path(folder, "result.json"), out_dir.resolve()))
+        runs = runs.assign(result_link=[Path(os.path.relpath(Path(folder, "result.json"), Path(out_dir).resolve()))
                                         .as_posix() for folder in runs["run_dir"]])
         runs.attrs.update(attrs)
     table = comparison(runs)
@@ -64,25 +64,28 @@ def write_report(runs: pd.DataFrame, out_dir: Path, reference: str = "domain", t
     markdown = f"# {title}\n\n{to_markdown(shown)}"
     if not diffs.empty:
         markdown += f"\n## Paired differences to `{reference}` (F-macro)\n\n{to_markdown(diffs)}"
-    paths = {"markdown": out_dir / "comparison.md", "csv": out_dir / "comparison.csv", "html": out_dir / "comparison.html"}
-    write_text_atomic(paths["markdown"], markdown)
-    write_text_atomic(paths["csv"], shown.to_csv(index=False))
+    names = {"markdown": "comparison.md", "csv": "comparison.csv", "html": "comparison.html"}
     specs = figure_specs(runs)
-    png = None
-    if specs:
-        png = comparison_png(runs, specs)
-        paths["png"] = out_dir / "comparison.png"
-        paths["png"].write_bytes(png)
+    png = comparison_png(runs, specs) if specs else None
+    if png is not None:
+        names["png"] = "comparison.png"
     achievable = ""
     if run_data is not None and not runs.empty:  # CDE tables have no (precision, recall): no picture
         achievable = achievable_html(runs, run_data)
     page = comparison_page(runs, table, diffs, specs, title=title, provenance_facts=provenance(command),
                            ui_url=ui_url or DEFAULT_UI_URL, png=png, sweep=sweep or runs.attrs.get("sweep"),
                            extra_html=achievable)
-    if "<script src=" in page:  # the page loads plotly.js from the file beside it, shared by the folder's pages
-        paths["plotly"] = write_plotlyjs(out_dir)
-    write_text_atomic(paths["html"], page)
-    return paths
+    # the report's files appear together or not at all (a full disk half-way left a partial folder)
+    with folder_as_one_unit(out_dir) as staging:
+        write_text_atomic(staging / names["markdown"], markdown)
+        write_text_atomic(staging / names["csv"], shown.to_csv(index=False))
+        if png is not None:
+            write_bytes_atomic(staging / names["png"], png)
+        # the page loads plotly.js from the file beside it, shared by the folder's pages: written once
+        if "<script src=" in page and write_plotlyjs(staging, current_in=out_dir) is not None:
+            names["plotly"] = PLOTLY_FILE
+        write_text_atomic(staging / names["html"], page)
+    return {key: out_dir / name for key, name in names.items()}
 
 
 PROG = "python -m xmlthresh.report"
@@ -143,12 +146,20 @@ def output_dir(path: Path) -> Path:
     (a file in the way, no permission): a bad ``--out`` was a raw traceback."""
     from xmlthresh._util.files import WriteFailedError
 
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WriteFailedError(exc.errno, f"--out {path}: cannot create the report folder there "
-                                          f"({exc.strerror or exc}); give another --out") from None
-    if not os.access(path, os.W_OK | os.X_OK):
+    import errno
+
+    existing = path  # the folder itself is made with the report's files (write_report): nothing is made here
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    problem = None
+    if existing == path and not path.is_dir():
+        problem = errno.EEXIST
+    elif not existing.is_dir():
+        problem = errno.ENOTDIR
+    if problem is not None:
+        raise WriteFailedError(problem, f"--out {path}: cannot create the report folder there "
+                                        f"({os.strerror(problem)}); give another --out")
+    if not os.access(existing, os.W_OK | os.X_OK):
         raise WriteFailedError(13, f"--out {path}: the folder is not writable; give another --out")
     return path
 
@@ -208,6 +219,10 @@ def report(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     check_store_exists(args.uri or default_tracking_uri())
     open_store(args.uri, repair=False)  # a report reads: it never repairs or replaces a store
     check_page_arguments(args.title, args.ui_url)
+    if args.out is not None and not args.out.strip():  # an empty --out was read as no --out at all
+        from xmlthresh._util.errors import InputError
+
+        raise InputError("--out is empty; give a folder, or leave --out out for runs/reports/<sweep or all>")
     runs = load_runs(args.uri, args.experiment, sweep=args.sweep, latest_sweep=not args.all, metrics=args.metrics)
     if runs.empty:  # an empty report would look like a sweep that ran nothing: say what was selected instead
         print(f"{PROG}: error: {_nothing_selected(args.uri, args.experiment, args.sweep)}", file=sys.stderr)
@@ -215,7 +230,7 @@ def report(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     check_selection(runs, args.reference, args.metrics)
     from xmlthresh._util.paths import runs_dir
 
-    out = output_dir(Path(args.out) if args.out else
+    out = output_dir(Path(args.out) if args.out is not None else
                      runs_dir() / "reports" / (args.sweep or ("all" if args.all else "latest")))
     command = " ".join([PROG, *(argv if argv is not None else sys.argv[1:])])
     from xmlthresh.report.achievable import mlflow_run_data

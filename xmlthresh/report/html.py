@@ -520,18 +520,25 @@ _CSS = ("body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222}h1{fo
 PLOTLY_FILE = "plotly.min.js"
 
 
-def write_plotlyjs(folder: Path) -> Path | None:
+def write_plotlyjs(folder: Path, current_in: Path | None = None) -> Path | None:
     """plotly.js in ``folder`` (:data:`PLOTLY_FILE`), written once: left alone when it already holds this
-    plotly's bundle. None without plotly."""
+    plotly's bundle, and not written when ``current_in`` (the folder it will be moved into) holds it; that
+    file is returned then. None without plotly."""
     try:
         from plotly.offline import get_plotlyjs
     except ImportError:
         return None
     from xmlthresh._util.files import write_text_atomic
 
-    path = Path(folder) / PLOTLY_FILE
     bundle = get_plotlyjs()
-    if not (path.is_file() and path.stat().st_size == len(bundle.encode()) and path.read_text() == bundle):
+
+    def current(path: Path) -> bool:
+        return path.is_file() and path.stat().st_size == len(bundle.encode()) and path.read_text() == bundle
+
+    if current_in is not None and current(Path(current_in) / PLOTLY_FILE):
+        return Path(current_in) / PLOTLY_FILE
+    path = Path(folder) / PLOTLY_FILE
+    if not current(path):
         write_text_atomic(path, bundle)
     return path
 

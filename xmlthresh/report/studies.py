@@ -30,7 +30,7 @@ import pandas as pd
 
 from xmlthresh.report.cde_studies import CDE_STUDIES, cde_study
 from xmlthresh.report.figure_studies import FIGURE_STUDIES, figure_study
-from xmlthresh._util.files import write_bytes_atomic, write_text_atomic
+from xmlthresh._util.files import folder_as_one_unit, write_bytes_atomic, write_text_atomic
 from xmlthresh.report.figures import png_bytes
 from xmlthresh.report.tables import to_markdown
 
@@ -200,13 +200,15 @@ def write_study_report(study: str, sweep_dir: Path, out_dir: Path | None = None)
 
 
 def _write(paths: dict[str, Path], markdown: str, table: pd.DataFrame, png: bytes | None) -> dict[str, Path]:
-    """Write the markdown, the table as CSV and the PNG (when there is one); the paths written."""
-    write_text_atomic(paths["markdown"], markdown)
-    write_text_atomic(paths["csv"], table.to_csv(index=False))
-    if png is not None:
-        write_bytes_atomic(paths["png"], png)
-    else:
+    """Write the markdown, the table as CSV and the PNG (when there is one), together or not at all
+    (:func:`~xmlthresh._util.files.folder_as_one_unit`); the paths written."""
+    if png is None:
         paths.pop("png")
+    with folder_as_one_unit(paths["markdown"].parent) as staging:
+        write_text_atomic(staging / paths["markdown"].name, markdown)
+        write_text_atomic(staging / paths["csv"].name, table.to_csv(index=False))
+        if png is not None:
+            write_bytes_atomic(staging / paths["png"].name, png)
     return paths
 
 

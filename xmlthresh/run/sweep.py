@@ -79,7 +79,8 @@ class MlflowSweepCallback(Callback):
         """Checks the sweep before any job; a problem is one line and exit code 1 (SystemExit passes Hydra's
         handler of callback errors, which would only warn and launch anyway), also a sweep folder that cannot
         be written."""
-        problem = idle_sweep_message(config, sweep_values(config)) or sweep_settings_problem(config)
+        problem = (idle_sweep_message(config, sweep_values(config)) or sweep_settings_problem(config)
+                   or shared_job_folder_problem(config))
         if problem is None:
             try:
                 self._start(config)
@@ -102,7 +103,9 @@ class MlflowSweepCallback(Callback):
         tracking = config.get("tracking", {})
         if not tracking.get("enabled", True):
             return
-        uri = tracking.get("uri") or default_tracking_uri()
+        from xmlthresh.tracking.store import absolute_sqlite_uri
+
+        uri = absolute_sqlite_uri(tracking.get("uri"), config.hydra.runtime.cwd) or default_tracking_uri()
         sweep_dir = Path(config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         arguments = " ".join(config.hydra.overrides.task)
@@ -148,7 +151,9 @@ class MlflowSweepCallback(Callback):
 
                 print(write_study_report(str(report.get("kind")), sweep_dir)["markdown"].read_text())
             return
-        uri = tracking.get("uri")
+        from xmlthresh.tracking.store import absolute_sqlite_uri
+
+        uri = absolute_sqlite_uri(tracking.get("uri"), config.hydra.runtime.cwd)
         from xmlthresh.tracking.mlflow_runs import finish_sweep_parent
 
         counts = send_sweep_records(sweep_dir, parent)
@@ -393,10 +398,92 @@ def idle_sweep_message(config: DictConfig, values: dict[str, int] | None) -> str
     return None
 
 
+def job_overrides(config: DictConfig) -> list[list[str]] | None:
+    """The override list of every job the basic sweeper will launch, in its order (the product of the values of
+    ``hydra.sweeper.params`` and the command line's overrides, parsed by Hydra's public ``OverridesParser``);
+    None for another sweeper or when the parser refuses."""
+    import itertools
+
+    try:
+        from hydra.core.override_parser.overrides_parser import OverridesParser
+
+        if "BasicSweeper" not in str(OmegaConf.select(config, "hydra.sweeper._target_", default="")):
+            return None
+        params = OmegaConf.select(config, "hydra.sweeper.params") or {}
+        arguments = [f"{key}={value}" for key, value in params.items()] + list(config.hydra.overrides.task)
+        by_key: dict[str, list[str]] = {}
+        for override in OverridesParser.create().parse_overrides(arguments):
+            key = override.get_key_element()
+            by_key[key] = ([f"{key}={value}" for value in override.sweep_string_iterator()]
+                           if override.is_sweep_override() else [f"{key}={override.get_value_element_as_str()}"])
+        return [list(job) for job in itertools.product(*by_key.values())]
+    except Exception:  # noqa: BLE001 - the sweep itself then says what is wrong
+        return None
+
+
+def shared_job_folder_problem(config: DictConfig) -> str | None:
+    """Two jobs of the sweep whose folders (``hydra.sweep.dir``/``hydra.sweep.subdir``) are the same, or None.
+
+    Why: with ``hydra.sweep.subdir=same`` every job wrote into one folder, each overwriting the results of the
+    one before, and the sweep said "done 2". The subdir is resolved for every job as Hydra resolves it (its
+    number, its ``override_dirname``, the values it sets), before any job runs."""
+    raw = OmegaConf.to_container(config.hydra.sweep, resolve=False).get("subdir")
+    jobs = job_overrides(config)
+    if jobs is None or len(jobs) < 2 or raw is None:
+        return None
+    text = str(raw)
+    if "hydra.job.num" in text or "hydra.job.id" in text:  # one number per job: never shared
+        return None
+    from omegaconf import open_dict, read_write
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    dirname = OmegaConf.select(config, "hydra.job.config.override_dirname", default=None) or {}
+    exclude = set(dirname.get("exclude_keys", []) or [])
+    kv_sep, item_sep = dirname.get("kv_sep", "="), dirname.get("item_sep", ",")
+    parser = OverridesParser.create()
+    job_config = OmegaConf.create(OmegaConf.to_container(config, resolve=False))
+    seen: dict[str, int] = {}
+    try:
+        with read_write(job_config), open_dict(job_config):
+            for number, job in enumerate(jobs):
+                parsed = parser.parse_overrides(job)
+                job_config.hydra.job.num = number
+                job_config.hydra.job.id = number
+                job_config.hydra.job.override_dirname = item_sep.join(sorted(
+                    override.input_line for override in parsed if override.key_or_group not in exclude
+                )).replace("=", kv_sep)
+                for override in parsed:
+                    key = override.key_or_group
+                    if key in (OmegaConf.select(job_config, "hydra.runtime.choices", default=None) or {}):
+                        job_config.hydra.runtime.choices[key] = override.get_value_element_as_str()
+                    elif not override.is_delete():
+                        OmegaConf.update(job_config, key, override.value(), force_add=True)
+                subdir = str(OmegaConf.select(job_config, "hydra.sweep.subdir"))
+                if subdir in seen:
+                    folder = Path(str(config.hydra.sweep.dir)) / subdir
+                    return (f"hydra.sweep.subdir={text} gives jobs {seen[subdir]} and {number} the same folder "
+                            f"{folder}: each job would overwrite the results of the other; use a subdir that "
+                            "differs between jobs, e.g. ${hydra.job.num} (the default) or ${hydra.job.override_dirname}")
+                seen[subdir] = number
+    except Exception:  # noqa: BLE001 - a subdir this cannot resolve is left to Hydra
+        return None
+    return None
+
+
+#: settings a sweep cannot vary: its parent run is made once, in one experiment of one store
+ONE_PER_SWEEP = ("tracking.uri", "tracking.experiment", "tracking.enabled", "tracking")
+
+
 def sweep_settings_problem(config: DictConfig) -> str | None:
     """A setting of the sweep that cannot work, found before any job runs (each was found only after every
     job had run, or never): a study report of an unknown kind, a joblib launcher with no worker."""
     report = config.get("report", {}) or {}
+    swept_tracking = [key for key, count in (sweep_values(config) or {}).items()
+                      if count > 1 and key.lstrip("+~") in ONE_PER_SWEEP]
+    if swept_tracking:
+        return (f"{swept_tracking[0].lstrip('+~')} takes one value per sweep (a sweep's parent run and its job runs "
+                "are kept together in one experiment of one store, tracked or not); run one sweep per value")
     study = report.get("kind")
     if study:
         from xmlthresh.report.studies import STUDIES

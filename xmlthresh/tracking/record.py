@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from xmlthresh import __version__
+from xmlthresh._util.errors import UserFacingError
 from xmlthresh._util.files import write_text_atomic
 from xmlthresh._util.paths import runs_dir
 
@@ -204,6 +205,7 @@ def tracked_run(
     folder = Path(run_dir) if run_dir is not None else runs_dir() / "records" / uuid.uuid4().hex
     folder.mkdir(parents=True, exist_ok=True)
     record_path = folder / RECORD_FILE
+    settle_earlier_record(record_path)
     tracker = Tracker(record_path, new_record(uri, experiment, run_name, parent_run_id,
                                               {k: str(v) for k, v in run_tags.items()}))
     mark_pending(record_path)
@@ -223,6 +225,46 @@ def tracked_run(
         raise
     else:
         _end(tracker, "FINISHED", sync)
+
+
+class RunFolderInUseError(UserFacingError):
+    """The run folder holds the record of another run that is not in MLflow yet and cannot be sent now (it is
+    still running, or its store refuses it): a new record there would replace it."""
+
+
+def settle_earlier_record(record_path: Path) -> None:
+    """Make room for a new run's record at ``record_path`` (a run folder used a second time: the same
+    ``hydra.run.dir`` given twice). The record of the earlier run is sent to MLflow first, in this process,
+    waiting for a background syncer that is sending it -- before the new run overwrites the record or the
+    files it lists; the new run then gets an MLflow run of its own. Without this, the earlier run's background
+    syncer sent the new run's record as its own run (both runs were one MLflow run, the second's results lost).
+
+    An earlier run that is still running (its process alive) or whose record cannot be sent raises
+    :class:`RunFolderInUseError` (one line): each run then needs a folder of its own."""
+    if not record_path.is_file():
+        return
+    try:
+        earlier = read_record(record_path)
+    except ValueError:
+        return  # not a record this version can read: nothing of it would be sent anyway
+    if earlier.get("synced"):
+        return
+    folder = record_path.parent
+    from xmlthresh.tracking.sync import owner_alive, sync_record
+
+    if earlier.get("status") == "RUNNING" and owner_alive(earlier.get("tags", {})):
+        raise RunFolderInUseError(
+            f"{folder}: another run (process {earlier['tags'].get('xmlthresh.pid', '?')}) is running in this folder; "
+            "give each run a folder of its own (hydra.run.dir), or wait for it to end")
+    try:
+        sync_record(record_path)
+    except Exception as exc:  # noqa: BLE001 - any failure: the earlier record must not be overwritten
+        from xmlthresh._util.errors import first_line
+
+        raise RunFolderInUseError(
+            f"{folder} holds the record of an earlier run that is not in MLflow yet and cannot be sent now "
+            f"({first_line(exc)}); a new run there would replace it: give this run another folder "
+            "(hydra.run.dir), or send it first with xmlthresh sync") from None
 
 
 def _end(tracker: Tracker, status: str, sync: str) -> None:

@@ -67,6 +67,19 @@ def sqlite_path(uri: str) -> Path | None:
     return Path(uri[len(SQLITE_PREFIX):]) if uri.startswith(SQLITE_PREFIX) else None
 
 
+def absolute_sqlite_uri(uri: str | None, base: str | os.PathLike) -> str | None:
+    """``uri`` with a relative sqlite path (``sqlite:///runs.db``) made absolute against ``base``, the directory
+    the command was started from: under ``hydra.job.chdir=true`` a job runs in its own folder, and each job
+    opened a store of its own there (a sweep's jobs apart from their parent run). Other URIs are returned as
+    they are."""
+    if uri is None or not uri.startswith(SQLITE_PREFIX):
+        return uri
+    path = uri[len(SQLITE_PREFIX):]
+    if not path or Path(path).is_absolute() or path.startswith(":memory:"):
+        return uri
+    return SQLITE_PREFIX + str(Path(base) / path)
+
+
 #: the tracking URI schemes MLflow 3 writes runs to (a file store only with MLFLOW_ALLOW_FILE_STORE=true)
 TRACKING_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks")
 #: MLflow's limit on the length of an experiment's name
@@ -198,12 +211,28 @@ def create_store_atomically(path: Path, create: Callable[[str], None]) -> None:
     remove_abandoned_creations(path)  # the temporary store's journal, if SQLite left one
 
 
-def remove_abandoned_creations(path: Path) -> None:
-    """Delete what a creation killed before its rename left beside ``path`` (``<db>.creating-<pid>*``); under
-    the store's lock no creation is under way."""
+def remove_abandoned_creations(path: Path, stale_only: bool = False) -> None:
+    """Delete what a creation killed before its rename left beside ``path`` (``<db>.creating-<pid>*``, with
+    SQLite's journal); under the store's lock no creation is under way on this host. ``stale_only`` (the
+    opening of a store that exists, which a process on another host sharing the folder may be creating anew
+    only if it was deleted) keeps those whose process is alive and that changed in the last minutes."""
+    import re
+    import time
+
+    from xmlthresh._util.files import STALE_SECONDS, pid_alive
+
     for leftover in path.parent.glob(glob.escape(path.name) + CREATING_INFIX + "*"):
+        if stale_only:
+            owner = re.match(r"\d+", leftover.name[len(path.name) + len(CREATING_INFIX):])
+            try:
+                age = time.time() - leftover.stat().st_mtime
+            except OSError:
+                continue
+            if age < STALE_SECONDS and (owner is None or pid_alive(int(owner.group()))):
+                continue
         with contextlib.suppress(OSError):
             leftover.unlink()
+            log.info("removed %s, left by a creation of the store that was killed", leftover)
 
 
 def upgrade_with_mlflow(uri: str, timeout: float = UPGRADE_TIMEOUT) -> tuple[bool, str]:
@@ -257,6 +286,7 @@ def prepare_sqlite_store(path: Path, uri: str, open_uri: Callable[[str], None], 
             raise TrackingStoreError(f"tracking store {uri} is empty: it holds no runs to read")
         create_store_atomically(path, open_uri)
         return
+    remove_abandoned_creations(path, stale_only=True)  # a kill after the rename left the journal of the creation
     try:
         open_uri(uri)
         return

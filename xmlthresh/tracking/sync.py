@@ -66,7 +66,7 @@ def sync_record(path: Path, wait: bool = True, parent_run_id: str | None = None)
             record["parent_run_id"] = parent_run_id
             record["tags"]["mlflow.parentRunId"] = parent_run_id
         if record["status"] == "RUNNING":
-            if _owner_alive(record["tags"]):
+            if owner_alive(record["tags"]):
                 return record
             record.update(status="KILLED", end_time=record.get("end_time") or now_ms())
             record["tags"]["error"] = (f"process {record['tags'].get('xmlthresh.pid')} on "
@@ -81,7 +81,7 @@ def sync_record(path: Path, wait: bool = True, parent_run_id: str | None = None)
         lock.release()
 
 
-def _owner_alive(tags: Mapping[str, str]) -> bool:
+def owner_alive(tags: Mapping[str, str]) -> bool:
     """Whether the process that wrote a RUNNING record still runs (a process of another host is assumed to)."""
     from xmlthresh.tracking.mlflow_runs import process_alive
 
@@ -107,6 +107,7 @@ def _send(path: Path, record: dict[str, Any]) -> None:
         metrics = {**dict(origin.data.metrics), **metrics}
         tags = reused_tags(dict(origin.data.tags), record["reused_run_id"], record.get("parent_run_id"), tags)
     run_id = record.get("mlflow_run_id")
+    continued = bool(run_id)  # an earlier send created the run (and may have marked it FAILED: _fail_half_sent)
     if not run_id:
         experiment_id = experiment_id_for(uri, record["experiment"])
         run_name = record.get("run_name") or tags.get("mlflow.runName")
@@ -117,19 +118,51 @@ def _send(path: Path, record: dict[str, Any]) -> None:
         write_record(path, record)  # a send interrupted from here on continues this run
     _name_run_in_result(path.parent, run_id, record)
     stamp = record.get("end_time") or now_ms()
-    retry_when_locked(lambda: client.log_batch(
-        run_id, metrics=[Metric(k, float(v), stamp, 0) for k, v in metrics.items()],
-        params=[Param(k, str(v)) for k, v in params.items()], tags=[RunTag(k, str(v)) for k, v in tags.items()]),
-        "logging the run")
-    for name, text in record.get("texts", {}).items():
-        client.log_text(run_id, text, name)
-    for artifact in record.get("artifacts", []):
-        if Path(artifact).is_file():
-            client.log_artifact(run_id, artifact)
-        else:
-            log.warning("run %s: the artifact %s is gone; not logged", run_id, artifact)
+    try:
+        retry_when_locked(lambda: client.log_batch(
+            run_id, metrics=[Metric(k, float(v), stamp, 0) for k, v in metrics.items()],
+            params=[Param(k, str(v)) for k, v in params.items()], tags=[RunTag(k, str(v)) for k, v in tags.items()]),
+            "logging the run")
+        for name, text in record.get("texts", {}).items():
+            client.log_text(run_id, text, name)
+        for artifact in record.get("artifacts", []):
+            if Path(artifact).is_file():
+                client.log_artifact(run_id, artifact)
+            else:
+                log.warning("run %s: the artifact %s is gone; not logged", run_id, artifact)
+    except Exception as exc:
+        raise _fail_half_sent(client, run_id, path, exc) from exc
     retry_when_locked(lambda: client.set_terminated(run_id, status=record["status"], end_time=stamp),
                       "ending the run")
+    if continued and "error" not in tags:  # the error of an earlier, half-done send is not the run's
+        try:
+            client.delete_tag(run_id, "error")
+        except Exception:  # noqa: BLE001 - no such tag (the earlier send failed before setting it)
+            pass
+
+
+class SendFailedError(ValueError):
+    """A record whose MLflow run exists but could not be completed (its artifacts could not be stored, the
+    store refused a write): the run is ended FAILED and the record stays pending; the message names the
+    problem and what to do (one line at every entry point)."""
+
+
+def _fail_half_sent(client: Any, run_id: str, path: Path, exc: BaseException) -> SendFailedError:
+    """End the run ``run_id`` FAILED (it stayed RUNNING for ever when its artifacts could not be stored), with an
+    ``error`` tag, and return the one-line error to raise; ``xmlthresh sync`` completes it later (the record
+    keeps the run's id, so the same run is continued and ends with the record's status)."""
+    from xmlthresh._util.errors import first_line
+
+    where = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename else first_line(exc)
+    problem = f"MLflow run {run_id} could not be completed ({type(exc).__name__}: {where})"
+    try:
+        client.set_tag(run_id, "error", f"{problem}; its record {path} stays pending"[:5000])
+        client.set_terminated(run_id, status="FAILED", end_time=now_ms())
+    except Exception as second:  # noqa: BLE001 - the store refuses everything: the record still stays pending
+        log.warning("could not mark MLflow run %s FAILED: %s", run_id, second)
+    return SendFailedError(f"{problem}: it is marked FAILED and the run's record stays pending; fix that place "
+                           f"(make it writable, free space) and run xmlthresh sync, which completes the run "
+                           f"(the results are in {path.parent})")
 
 
 def _name_run_in_result(run_dir: Path, run_id: str, record: Mapping[str, Any]) -> None:
