@@ -726,3 +726,20 @@ def test_relative_stores_and_homes_are_where_the_command_started_under_chdir(iso
     parents = {run.info.run_id for run in runs if run.data.tags.get("xmlthresh.sweep") == "parent"}
     assert len(runs) == 4 and len(parents) == 1  # the single run, the sweep's parent and its two jobs
     assert sum(run.data.tags.get("mlflow.parentRunId") in parents for run in runs) == 2
+
+
+@pytest.mark.parametrize("swept, message", [
+    ("beta=1,abc", "beta=abc: beta must be a number in"),
+    ("strategy.smoothing=0,-3", "strategy.smoothing=-3: "),
+    ("seed=0,1.5", "seed=1.5: seed must be an integer"),
+])
+def test_every_swept_value_is_checked_before_any_job(isolated_home, tmp_path, swept, message):
+    """``-m beta=1,abc`` ran job 0 and failed job 1 after the work was done; every value a sweep varies is now
+    checked before any job, like every other setting."""
+    from helpers import run_cli
+
+    proc = run_cli(["-m", swept, "strategy=domain", "tracking.enabled=false", "plots=false", "warm_up=false",
+                    f"hydra.sweep.dir={tmp_path}/sweep"])
+    line = _one_line(proc)
+    assert message in line and line.endswith("(checked before any job: none was run)")
+    assert not list(tmp_path.glob("**/result.json"))

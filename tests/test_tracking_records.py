@@ -176,3 +176,18 @@ def test_an_unknown_sync_mode_is_one_clear_error(tmp_path, isolated_home):
         with tracked_run(True, None, "exp", run_dir=tmp_path, sync="later"):
             pass
     assert tracking.default_tracking_uri().endswith("mlflow.db")
+
+
+def test_a_pending_run_whose_folder_is_gone_is_dropped_with_a_warning(isolated_home, tmp_path, caplog):
+    """Its record deleted with its folder, a run can never reach MLflow: ``xmlthresh sync`` said "0 run(s) sent"
+    and removed its marker in silence."""
+    import shutil
+
+    with tracked_run(True, f"sqlite:///{tmp_path / 'store.db'}", "exp", run_name="r", run_dir=tmp_path / "run",
+                     sync="off") as tracker:
+        tracker.log_metrics({"f": 0.25})
+    shutil.rmtree(tmp_path / "run")
+    with caplog.at_level("WARNING"):
+        assert pending_records() == []
+    assert f"its record {tmp_path / 'run' / RECORD_FILE} is gone" in caplog.text
+    assert pending_records() == [] and "never sent" not in caplog.text.split("gone", 1)[1]  # said once

@@ -12,6 +12,7 @@ import csv
 import io
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -36,6 +37,40 @@ log = logging.getLogger(__name__)
 Pictures = Callable[[], list[Path]]
 
 
+@dataclass(frozen=True)
+class JobParts:
+    """What a thresholds job is made of, built from its config and checked before any data is read."""
+
+    strategy_name: str
+    loader: str
+    dataset_cfg: dict[str, Any]
+    ranker_cfg: dict[str, Any]
+    seed: int
+    spec: ProtocolSpec
+    dataset: Any
+    strategy: BaseStrategy
+
+
+def build_parts(cfg: Mapping[str, Any]) -> JobParts:
+    """The job's seed, protocol, data set loader, strategy and ranker, each built by its registry's checked
+    builder (a bad value raises here, with its message): what a run does before it reads data, and what a
+    sweep checks for every value it varies before any job runs."""
+    strategy_cfg = dict(cfg["strategy"])
+    dataset_cfg = dict(cfg["dataset"])
+    ranker_cfg = dict(cfg.get("ranker") or {})
+    strategy_name = strategy_cfg.pop("name")
+    loader = dataset_cfg.pop("loader", None) or dataset_cfg.get("name")
+    seed = run_seed(cfg.get("seed", 0))
+    spec = protocol_spec(cfg.get("protocol"), run_seed=seed)
+    dataset = DATASETS.build(loader, dataset_cfg)
+    strategy: BaseStrategy = STRATEGIES.build(strategy_name, {"beta": cfg.get("beta", 1.0), **strategy_cfg})
+    if ranker_cfg.get("name"):  # its parameters checked now, not after the data set has loaded
+        from xmlthresh.rankers.scoring import make_ranker
+
+        make_ranker(str(ranker_cfg["name"]), {k: v for k, v in ranker_cfg.items() if k != "name"}, seed)
+    return JobParts(strategy_name, loader, dataset_cfg, ranker_cfg, seed, spec, dataset, strategy)
+
+
 def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict[str, Any],
                        parallelism: dict[str, Any], draw: bool = True,
                        ranker_asked: bool = False) -> tuple[dict[str, Any], Pictures | None]:
@@ -44,22 +79,11 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
     ``ranker_asked``: the command line chose the ranker (``ranker=...``), so a data set that is ranked
     already is worth a warning (the config's default ranker is not). Returns the result and, when ``draw`` and the rule was fitted on ranked lists, the pictures to draw
     (a callable writing them into ``run_dir``): the job draws them after result.json is written."""
-    strategy_cfg = dict(cfg["strategy"])
-    dataset_cfg = dict(cfg["dataset"])
-    ranker_cfg = dict(cfg.get("ranker") or {})
-    strategy_name = strategy_cfg.pop("name")
-    loader = dataset_cfg.pop("loader", None) or dataset_cfg.get("name")
-    beta = cfg.get("beta", 1.0)
-    seed = run_seed(cfg.get("seed", 0))
-    spec = protocol_spec(cfg.get("protocol"), run_seed=seed)
-    protocol = spec.name
     # built inside the run: a configuration error is a FAILED run with its message, like any other
-    dataset = DATASETS.build(loader, dataset_cfg)
-    strategy: BaseStrategy = STRATEGIES.build(strategy_name, {"beta": beta, **strategy_cfg})
-    if ranker_cfg.get("name"):  # its parameters checked now, not after the data set has loaded
-        from xmlthresh.rankers.scoring import make_ranker
-
-        make_ranker(str(ranker_cfg["name"]), {k: v for k, v in ranker_cfg.items() if k != "name"}, seed)
+    parts = build_parts(cfg)
+    strategy_name, loader, dataset_cfg, ranker_cfg = parts.strategy_name, parts.loader, parts.dataset_cfg, parts.ranker_cfg
+    seed, spec, dataset, strategy = parts.seed, parts.spec, parts.dataset, parts.strategy
+    protocol = spec.name
     beta = float(strategy.beta)
     tracker.log_params(
         {"strategy": strategy_name, "kind": strategy.kind, "dataset": dataset.name, "beta": beta,

@@ -83,7 +83,8 @@ def clear_pending(record_path: Path) -> None:
 
 
 def pending_records() -> list[Path]:
-    """The records with a pending marker (markers whose record is gone are removed)."""
+    """The records with a pending marker (markers whose record is gone are removed, each with a warning: a run
+    that will never reach MLflow is said, not dropped in silence)."""
     folder = pending_dir()
     if not folder.is_dir():
         return []
@@ -97,6 +98,8 @@ def pending_records() -> list[Path]:
         if record.is_file():
             found.append(record)
         else:
+            log.warning("dropped a pending run that was never sent to MLflow: its record %s is gone (its run "
+                        "folder deleted or moved?)", record)
             marker.unlink(missing_ok=True)
     return found
 
