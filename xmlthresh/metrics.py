@@ -56,9 +56,15 @@ def f_beta(precision, recall, beta: float = 1.0):
     >>> f_beta([0.5, 1.0], [1.0, 1.0], beta=2.0)
     array([0.83333333, 1.        ])
     """
-    precision = _unit_interval(precision, "precision")
-    recall = _unit_interval(recall, "recall")
-    beta = check_beta(beta)
+    return f_beta_raw(_unit_interval(precision, "precision"), _unit_interval(recall, "recall"), check_beta(beta))
+
+
+def f_beta_raw(precision, recall, beta: float = 1.0):
+    """:func:`f_beta` without its checks, for values the package computed itself: counts it made, and grids
+    that reach past [0, 1] on purpose (a picture's level lines), where the checks would refuse what is meant
+    or cost as much as the formula."""
+    precision = np.asarray(precision, dtype=np.float64)
+    recall = np.asarray(recall, dtype=np.float64)
     b2 = beta * beta
     den = b2 * precision + recall
     num = (1.0 + b2) * precision * recall
@@ -138,10 +144,11 @@ def evaluate(tp: np.ndarray, cut: np.ndarray, n_relevant: np.ndarray, beta: floa
     total_cut = int(cut.sum())
     micro_p = tp.sum() / total_cut if total_cut else 0.0
     micro_r = tp.sum() / n_relevant.sum()
-    return {
-        "f_macro": f_beta(mean_p, mean_r, beta),
-        "macro_f": float(np.mean(f_beta(p, r, beta))),
-        "micro_f": f_beta(micro_p, micro_r, beta),
+    beta = check_beta(beta)
+    return {  # the counts were checked above: every ratio lies in [0, 1]
+        "f_macro": f_beta_raw(mean_p, mean_r, beta),
+        "macro_f": float(np.mean(f_beta_raw(p, r, beta))),
+        "micro_f": f_beta_raw(micro_p, micro_r, beta),
         "precision": mean_p,
         "recall": mean_r,
     }

@@ -75,7 +75,7 @@ def test_density_slice_and_its_report(tmp_path):
     paths = write_study_report("cde_density_at_x", tmp_path)
     assert paths["png"].read_bytes().startswith(b"\x89PNG")
     assert "| marginal |" in paths["markdown"].read_text() and "ise_at_x" in paths["markdown"].read_text()
-    with pytest.raises(ValueError, match="x must be one number or 11"):
+    with pytest.raises(ValueError, match=r"x must be one number \(every feature\) or 11"):
         feature_point([0.0, 1.0], 11)
 
 

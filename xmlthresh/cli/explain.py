@@ -29,7 +29,7 @@ import numpy as np
 from xmlthresh.data.candidates import build_candidates
 from xmlthresh.data.multilabel import ScoreData
 from xmlthresh.data.ranked_lists import RankedLists
-from xmlthresh.metrics import f_beta
+from xmlthresh.metrics import f_beta_raw
 
 #: labels above which the coordinate ascent is not traced (use strategy=coordinate)
 MAX_TRACED_LABELS = 1000
@@ -76,11 +76,11 @@ def all_vectors(lists: RankedLists, beta: float) -> dict[str, np.ndarray]:
     per_r = [_pr(tp, c, lists.n_relevant[k])[1] for k, (c, tp) in enumerate(options)]
     p_sum = sum(per_p[k][index[:, k]] for k in range(n))
     r_sum = sum(per_r[k][index[:, k]] for k in range(n))
-    f = f_beta(p_sum / n, r_sum / n, beta)
+    f = f_beta_raw(p_sum / n, r_sum / n, beta)
     local = np.ones(len(index), dtype=bool)
     for k in range(n):  # a move of label k alone: the best F over its options with the others fixed
         others_p, others_r = p_sum - per_p[k][index[:, k]], r_sum - per_r[k][index[:, k]]
-        best = f_beta((others_p[:, None] + per_p[k][None, :]) / n, (others_r[:, None] + per_r[k][None, :]) / n,
+        best = f_beta_raw((others_p[:, None] + per_p[k][None, :]) / n, (others_r[:, None] + per_r[k][None, :]) / n,
                       beta).max(axis=1)
         local &= best <= f + 1e-12
     cuts = np.column_stack([options[k][0][index[:, k]] for k in range(n)])
@@ -119,12 +119,12 @@ def coordinate_ascent(lists: RankedLists, beta: float, start: np.ndarray) -> tup
     tp = tp_at_cuts(lists, cuts)
     p, r = _pr(tp, cuts, lists.n_relevant)
     moves = []
-    f = float(f_beta(p.mean(), r.mean(), beta))
+    f = float(f_beta_raw(p.mean(), r.mean(), beta))
     for sweep in range(1, 1000):
         moved = False
         for k in range(n):
             opt_p, opt_r = _pr(options[k][1], options[k][0], lists.n_relevant[k])
-            trial = f_beta((p.sum() - p[k] + opt_p) / n, (r.sum() - r[k] + opt_r) / n, beta)
+            trial = f_beta_raw((p.sum() - p[k] + opt_p) / n, (r.sum() - r[k] + opt_r) / n, beta)
             best = int(np.argmax(trial))
             if trial[best] > f + 1e-12:
                 moves.append(f"  sweep {sweep}: label {lists.label_ids[k]} (position {k}) cut {cuts[k]} -> {options[k][0][best]}: "

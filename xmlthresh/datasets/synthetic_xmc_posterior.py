@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xmlthresh.data.candidates import Candidates
-from xmlthresh.metrics import f_beta
+from xmlthresh.metrics import f_beta_raw
 from xmlthresh._util import detmath
 from xmlthresh._util.lazy_imports import lazy_module
 
@@ -80,7 +80,7 @@ class XmcPopulation:
 
     def f_macro(self, thresholds: np.ndarray, beta: float = 1.0) -> float:
         precision, recall = self.precision_recall(thresholds)
-        return float(f_beta(precision.mean(), recall.mean(), beta))
+        return float(f_beta_raw(precision.mean(), recall.mean(), beta))
 
     def grid_candidates(self, grid_points: int = GRID_POINTS) -> tuple[np.ndarray, Candidates]:
         """The thresholds of a grid per label (``grid_points`` from signal + 6 down to -6, then -inf = predict

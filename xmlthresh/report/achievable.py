@@ -76,7 +76,7 @@ def achievable_figures(runs: pd.DataFrame, run_data) -> list[Any]:
     import plotly.graph_objects as go
 
     from xmlthresh.data.ranked_lists import RankedLists
-    from xmlthresh.metrics import f_beta
+    from xmlthresh.metrics import f_beta_raw
 
     if runs.empty or not {"precision", "recall"} <= set(runs):
         return []
@@ -102,7 +102,7 @@ def achievable_figures(runs: pd.DataFrame, run_data) -> list[Any]:
         if len(betas) == 1:  # F level lines of the one beta of the sweep
             grid = np.linspace(0.005, 1, 200)
             P, R = np.meshgrid(grid, grid)
-            fig.add_trace(go.Contour(x=grid, y=grid, z=f_beta(P, R, float(betas[0])), showscale=False,
+            fig.add_trace(go.Contour(x=grid, y=grid, z=f_beta_raw(P, R, float(betas[0])), showscale=False,
                                      contours=dict(coloring="none", showlabels=True, start=0.1, end=0.9, size=0.1),
                                      line=dict(color="#bbb", width=1), hoverinfo="skip", name="F level lines"))
         fig.add_trace(go.Scatter(x=mean_p, y=mean_r, mode="lines", line=dict(color="black", width=1.5),

@@ -38,7 +38,7 @@ import numpy as np
 from xmlthresh.data.candidates import build_candidates
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh._util.files import write_bytes_atomic, write_text_atomic
-from xmlthresh.metrics import f_beta
+from xmlthresh.metrics import f_beta_raw
 
 
 #: resolution of the saved pictures (pixels per inch)
@@ -68,7 +68,7 @@ def _tight(fig) -> None:
 def _level_lines(ax, beta: float, levels=None) -> None:
     grid = np.linspace(1e-3, 1, 200)
     P, R = np.meshgrid(grid, grid)
-    contour = ax.contour(P, R, f_beta(P, R, beta), levels=levels or np.linspace(0.1, 0.9, 9), colors="0.75",
+    contour = ax.contour(P, R, f_beta_raw(P, R, beta), levels=levels or np.linspace(0.1, 0.9, 9), colors="0.75",
                          linewidths=0.7)
     ax.clabel(contour, fontsize=7, fmt="%.1f")
 
@@ -217,7 +217,7 @@ def per_label_pr(lists: RankedLists, cuts: np.ndarray, strategy: str, beta: floa
     _level_lines(ax, beta)
     ax.scatter(p[shown], r[shown], s=10, marker=".", color="tab:blue", alpha=0.6, label=f"labels ({len(shown)})")
     ax.plot(p.mean(), r.mean(), "*", color="tab:red", ms=12,
-            label=f"mean (P {p.mean():.3f}, R {r.mean():.3f}): F-macro {f_beta(p.mean(), r.mean(), beta):.4f}")
+            label=f"mean (P {p.mean():.3f}, R {r.mean():.3f}): F-macro {f_beta_raw(p.mean(), r.mean(), beta):.4f}")
     ax.set_xlabel("precision of the label")
     ax.set_ylabel("recall of the label")
     ax.set_xlim(-0.02, 1.02)
@@ -276,7 +276,7 @@ def fan_plot(fitted: Any):
     zoom = ((0.5 * (rp0 + rp1) - half, 0.5 * (rp0 + rp1) + half), (0.5 * (rr0 + rr1) - half, 0.5 * (rr0 + rr1) + half))
     for ax, (xlim, ylim) in zip(axes, (((0, 1.02), (0, 1.02)), zoom)):
         grid_p, grid_r = np.meshgrid(np.linspace(*xlim, 300), np.linspace(*ylim, 300))
-        ax.contour(grid_p, grid_r, f_beta(np.maximum(grid_p, 0), np.maximum(grid_r, 0), beta), levels=[lower, upper],
+        ax.contour(grid_p, grid_r, f_beta_raw(np.maximum(grid_p, 0), np.maximum(grid_r, 0), beta), levels=[lower, upper],
                    colors=["tab:green", "tab:red"], linewidths=0.6, linestyles=":")
         # a thick gold edge keeps a sliver-thin region visible (at 1000 directions it is ~1e-5 wide)
         ax.add_patch(Polygon(region, closed=True, facecolor="gold", edgecolor="gold", lw=4, alpha=0.8, zorder=1,
@@ -342,9 +342,9 @@ def metric_choice_density(fitted: Any):
         image = ax.pcolormesh(bins, bins, np.where(count > 0, count, np.nan).T, cmap="viridis",
                               norm=LogNorm(vmin=1, vmax=top))
         _level_lines(ax, beta)
-        macro_f = float(np.mean(f_beta(p, r, beta)))
+        macro_f = float(np.mean(f_beta_raw(p, r, beta)))
         ax.plot(p.mean(), r.mean(), "*", color="tab:red", ms=13,
-                label=f"mean (P {p.mean():.3f}, R {r.mean():.3f})\nF-macro {f_beta(p.mean(), r.mean(), beta):.4f}, "
+                label=f"mean (P {p.mean():.3f}, R {r.mean():.3f})\nF-macro {f_beta_raw(p.mean(), r.mean(), beta):.4f}, "
                       f"macro-F {macro_f:.4f}")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
@@ -394,9 +394,9 @@ def metric_choice_groups(fitted: Any):
         m = (p_mac[mask].mean(), r_mac[mask].mean())
         weight = np.array([R0 * R0, b2 * P0 * P0])
         ax.contour(gp, gr, weight[0] * gp + weight[1] * gr, levels=[weight @ g], colors="tab:red", linewidths=0.9)
-        f_m = float(f_beta(*m, beta))
+        f_m = float(f_beta_raw(*m, beta))
         if f_m > 0:
-            ax.contour(gp, gr, f_beta(gp, gr, beta), levels=[f_m], colors="tab:blue", linewidths=0.9,
+            ax.contour(gp, gr, f_beta_raw(gp, gr, beta), levels=[f_m], colors="tab:blue", linewidths=0.9,
                        linestyles="--")
         ax.plot(*g, "o", color="tab:red", ms=7, label=f"F-macro optimum ({g[0]:.3f}, {g[1]:.3f})")
         ax.plot(*m, "s", color="tab:blue", ms=6, label=f"macro-F optimum ({m[0]:.3f}, {m[1]:.3f})")

@@ -486,9 +486,11 @@ def swept_value_problem(config: DictConfig) -> str | None:
         return None
     from xmlthresh._util.errors import first_line, user_error_types
     from xmlthresh.config.compose import compose
+    from xmlthresh.config.plugins import load_plugins
     from xmlthresh.config.seeds import run_seed
     from xmlthresh.run.threshold_task import build_parts
 
+    load_plugins()  # a plugin's strategy or ranker is checked like a built-in one
     checked: set[str] = set()
     for job in jobs:
         new = [override for override in job

@@ -60,7 +60,7 @@ from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.data.evaluation import evaluate_cuts
 from xmlthresh._util.lazy_imports import lazy_module
 from xmlthresh._util.notices import IgnoredSettingWarning, PredictAllWarning, warn
-from xmlthresh.metrics import evaluate, f_beta
+from xmlthresh.metrics import evaluate, f_beta_raw
 from xmlthresh.validation import check_beta, check_labels, check_scores
 from xmlthresh.strategies.fitted import FittedRule
 from xmlthresh.strategies.params import EstimatorParams, not_fitted
@@ -460,7 +460,7 @@ class ThresholdStrategy(BaseStrategy):
         self.n_candidates_ = candidates.n_candidates
         self.metrics_ = evaluate(candidates.tp[choice], candidates.cut[choice], candidates.n_relevant, self.beta)
         self.f_macro_ = self.metrics_["f_macro"]
-        self.objective_f_macro_ = float(f_beta(candidates.precision[choice].mean(), candidates.recall[choice].mean(),
+        self.objective_f_macro_ = float(f_beta_raw(candidates.precision[choice].mean(), candidates.recall[choice].mean(),
                                                self.beta)) if len(choice) else 0.0
         self.info_.update(choice_diagnostics(candidates, choice, floored))
         if not candidates.exact:

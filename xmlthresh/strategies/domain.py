@@ -57,7 +57,7 @@ import numpy as np
 from xmlthresh.data.candidates import Candidates
 from xmlthresh.data.hulls import hull_chains
 from xmlthresh.data.ranked_lists import RankedLists
-from xmlthresh.metrics import f_beta
+from xmlthresh.metrics import f_beta_raw
 from xmlthresh.validation import check_int, check_size
 from xmlthresh.strategies._domain_kernels import branch_and_bound, label_classes
 from xmlthresh.strategies._kernels import (coordinate_ascent, coordinate_ascent_in_order, increment_sweep,
@@ -149,7 +149,7 @@ class DomainStrategy(PoolingMixin, PrecisionControlMixin, ThresholdStrategy):
         n, b2 = candidates.n_labels, float(self.beta**2)
 
         def f_of(state: np.ndarray) -> float:
-            return float(f_beta(precision[state].sum() / n, recall[state].sum() / n, self.beta))
+            return float(f_beta_raw(precision[state].sum() / n, recall[state].sum() / n, self.beta))
 
         before = f_of(choice)
         self.info_["polish_gain"] = 0.0
@@ -330,7 +330,7 @@ def turning_group_sweep(candidates: Candidates, beta: float) -> tuple[np.ndarray
     else:  # the maximum is the hull vertex between two groups: achievable, a fixed point of V
         best_step, fixed = 0, True
         hull_p, hull_r = base_p / n, base_r / n
-        upper_f = f_beta(hull_p, hull_r, beta)
+        upper_f = f_beta_raw(hull_p, hull_r, beta)
     info["best_step"] = n_before + int(best_step)
     info["fixed_point_exists"] = bool(fixed)
     info["hull_argmax_precision"] = float(hull_p)

@@ -110,7 +110,7 @@ def _no_information_f_macro(fitted: Any, split: Any) -> float:
     """F-macro of the fitted rule's predictions on ``split`` if they were independent of its labels: per label,
     expected precision s_k / m (0 for an empty prediction) and recall pred_k / m -- the "no-information"
     value of Efron & Tibshirani's .632+ estimator."""
-    from xmlthresh.metrics import f_beta
+    from xmlthresh.metrics import f_beta_raw
 
     present = split.n_relevant > 0
     if not present.any():
@@ -119,7 +119,7 @@ def _no_information_f_macro(fitted: Any, split: Any) -> float:
     m = float(split.n_docs)
     predicted, positives = predicted[present].astype(np.float64), split.n_relevant[present].astype(np.float64)
     precision = np.where(predicted > 0, positives / m, 0.0)
-    return float(f_beta(precision.mean(), (predicted / m).mean(), fitted.beta))
+    return float(f_beta_raw(precision.mean(), (predicted / m).mean(), fitted.beta))
 
 
 def _weight_632_plus(apparent: float, out_of_bag: float, no_information: float) -> float:

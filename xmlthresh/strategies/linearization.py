@@ -58,7 +58,7 @@ import numpy as np
 from xmlthresh.data.candidates import Candidates
 from xmlthresh.data.hulls import hull_chains
 from xmlthresh.data.ranked_lists import RankedLists
-from xmlthresh.metrics import f_beta
+from xmlthresh.metrics import f_beta_raw
 from xmlthresh.validation import check_int, check_size
 from xmlthresh.strategies._kernels import segment_max_f
 from xmlthresh.strategies._linearization_kernels import prefix_means
@@ -153,7 +153,7 @@ class LinearizedMap:
         return np.arctan2(self.mean_r[state], self.mean_p[state])
 
     def f(self, state):
-        return f_beta(self.mean_p[state], self.mean_r[state], self.beta)
+        return f_beta_raw(self.mean_p[state], self.mean_r[state], self.beta)
 
     def breakpoint_angle(self, key):
         """The angle theta at which an edge of this key becomes a tie: beta^2 cot(theta)^2 = key."""

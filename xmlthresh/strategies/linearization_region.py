@@ -73,7 +73,7 @@ import numpy as np
 
 from xmlthresh.data.candidates import Candidates
 from xmlthresh.data.ranked_lists import RankedLists
-from xmlthresh.metrics import f_beta
+from xmlthresh.metrics import f_beta_raw
 from xmlthresh.validation import check_size
 from xmlthresh.strategies._linearization_kernels import cell_rectangles, neighbourhood_rectangles, position_blocks
 from xmlthresh.strategies.base import ThresholdStrategy
@@ -161,7 +161,7 @@ class LinearizationRegionStrategy(ThresholdStrategy):
         vp = np.where(i > 0, vmap.mean_p[states], first_p)
         vr = np.where(i > 0, vmap.mean_r[states], first_r)
         origin = (i == 0) & (j == 0)
-        columns = {"P0": p0, "R0": r0, "VP": vp, "VR": vr, "F(V)": f_beta(vp, vr, self.beta),
+        columns = {"P0": p0, "R0": r0, "VP": vp, "VR": vr, "F(V)": f_beta_raw(vp, vr, self.beta),
                    "Pmin": pmin, "Pmax": pmax, "Rmin": rmin, "Rmax": rmax}
         for name in GRID_COLUMNS[2:]:
             columns[name] = np.where(origin, np.nan, columns[name])
@@ -264,7 +264,7 @@ def region_spread(cells: np.ndarray, p_edges: np.ndarray, r_edges: np.ndarray,
     p_edges, r_edges = np.asarray(p_edges, dtype=np.float64), np.asarray(r_edges, dtype=np.float64)
     corners_p = np.concatenate([p_edges[i], p_edges[i], p_edges[i + 1], p_edges[i + 1]])
     corners_r = np.concatenate([r_edges[j], r_edges[j + 1], r_edges[j], r_edges[j + 1]])
-    values = {"P": corners_p, "R": corners_r, "F": f_beta(corners_p, corners_r, beta),
+    values = {"P": corners_p, "R": corners_r, "F": f_beta_raw(corners_p, corners_r, beta),
               "radius": np.hypot(corners_p, corners_r), "angle": np.arctan2(corners_r, corners_p)}
     spread: dict[str, float | None] = {}
     for name, value in values.items():

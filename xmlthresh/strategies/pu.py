@@ -46,7 +46,7 @@ from xmlthresh.data.entries import LabelEntries, label_entries
 from xmlthresh.data.expected_counts import expected_candidates
 from xmlthresh.data.objective import check_min_precision, choice_diagnostics, with_precision_floor
 from xmlthresh.data.scores import ScoredSplit
-from xmlthresh.metrics import f_beta
+from xmlthresh.metrics import f_beta_raw
 from xmlthresh.strategies.base import ScoreStrategy, _warn_predict_all
 from xmlthresh.strategies.domain import turning_group_sweep
 from xmlthresh.strategies.params import not_fitted
@@ -223,7 +223,7 @@ class PluginStrategy(ScoreStrategy):
         choice, upper, sweep_info = turning_group_sweep(candidates, float(self.beta))
         threshold_of_candidate = _floored_thresholds(expected.threshold, expected.candidates, floored.candidates)
         thresholds[expected.usable] = threshold_of_candidate[choice]
-        lower = float(f_beta(candidates.precision[choice].mean(), candidates.recall[choice].mean(), self.beta))
+        lower = float(f_beta_raw(candidates.precision[choice].mean(), candidates.recall[choice].mean(), self.beta))
         info.update(sweep_info)
         info.update(choice_diagnostics(candidates, choice, floored))
         info["expected_precision"] = float(candidates.precision[choice].mean())

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from xmlthresh.data.scores import ScoredSplit
-from xmlthresh.metrics import f_beta, safe_ratio
+from xmlthresh.metrics import f_beta_raw, safe_ratio
 from xmlthresh.strategies.base import ScoreStrategy
 from xmlthresh.strategies.independent import IndependentStrategy
 from xmlthresh.strategies.registry import STRATEGIES
@@ -44,7 +44,7 @@ class SCutStrategy(ScoreStrategy):
         thresholds = per_label.score_thresholds_.copy()
         tp, predicted = split.counts_at(thresholds)
         n_relevant = split.n_relevant
-        best_f = f_beta(safe_ratio(tp, predicted), safe_ratio(tp, n_relevant), self.beta)
+        best_f = f_beta_raw(safe_ratio(tp, predicted), safe_ratio(tp, n_relevant), self.beta)
         below = best_f < self.fbr
         thresholds[below] = _top_scores(split)[below] if self.fbr_fallback == "top" else np.inf
         self.score_thresholds_ = thresholds
