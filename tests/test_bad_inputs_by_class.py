@@ -743,3 +743,90 @@ def test_every_swept_value_is_checked_before_any_job(isolated_home, tmp_path, sw
     line = _one_line(proc)
     assert message in line and line.endswith("(checked before any job: none was run)")
     assert not list(tmp_path.glob("**/result.json"))
+
+
+# --- a fifth fresh list -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("override", ["dataset.path=~/s.npz", "dataset.path=/tmp/my lists ü.txt"])
+def test_a_value_hydra_cannot_parse_says_how_to_quote_it(isolated_home, override):
+    """Hydra's grammar error was "LexerNoViableAltException: dataset.path=~/s.npz; ^; See https://hydra.cc/...":
+    its caret pointed at nothing once on one line."""
+    from helpers import run_cli
+
+    line = _one_line(run_cli(["dataset=scores", override, "tracking.enabled=false"]))
+    key, value = override.split("=", 1)
+    assert line == (f"xmlthresh: error: Hydra's override grammar cannot read {override!r}: a value with spaces, ~, $, "
+                    f"quotes or non-ASCII letters must be quoted for Hydra, inside the shell's quotes: "
+                    f"'{key}=\"{value}\"'")
+
+
+def test_a_tilde_in_the_home_variable_is_the_users_home(tmp_path, monkeypatch):
+    """``XMLTHRESH_HOME='~/xh'`` (quoted in a .env file, so the shell left the ~) made a folder named ``~``."""
+    from xmlthresh.cli.entry import absolute_environment_paths
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XMLTHRESH_HOME", "~/xh")
+    monkeypatch.chdir(tmp_path)
+    absolute_environment_paths()
+    assert os.environ["XMLTHRESH_HOME"] == str(tmp_path / "home" / "xh")
+
+
+@pytest.mark.parametrize("estimator, param", [("flexcode", "max_basis"), ("ckde", "n_neighbors"), ("gmm", "max_iter")])
+def test_a_count_of_an_estimator_below_one_is_refused(estimator, param):
+    """``estimator.max_basis=0`` ran with a warning that it "allows at most 1 basis function" and used 1."""
+    from xmlthresh.cde import ESTIMATORS
+
+    with pytest.raises(ValueError, match=rf"^{estimator}: {param} must be an integer >= 1, got 0$"):
+        ESTIMATORS.build(estimator, {param: 0})
+
+
+def test_sync_says_when_its_list_of_pending_runs_is_a_file(isolated_home, capsys):
+    from xmlthresh.tracking.record import pending_dir
+    from xmlthresh.tracking.sync import command
+
+    pending_dir().parent.mkdir(parents=True, exist_ok=True)
+    pending_dir().write_text("not a folder")
+    assert command([]) == 1
+    assert f"{pending_dir()} is a file" in capsys.readouterr().err
+
+
+def test_a_report_from_files_names_a_result_it_cannot_read(tmp_path, caplog):
+    """``python -m xmlthresh.report --results`` left a job with a corrupt result.json out of the page silently."""
+    from xmlthresh.report.tables import results_table
+
+    (tmp_path / "0").mkdir()
+    (tmp_path / "0" / "result.json").write_text('{"strategy": "domain", "f_macro": 0.5')
+    with caplog.at_level("WARNING"):
+        results_table(tmp_path)
+    assert f"left out of the report: {tmp_path / '0' / 'result.json'} cannot be read" in caplog.text
+
+
+def test_loading_a_score_file_by_the_name_it_was_saved_under_points_at_the_npz(tmp_path):
+    path = save_scores(tmp_path / "out", ScoreData("d", {"test": ScoredSplit(np.eye(3), np.eye(3, dtype=bool))}))
+    assert path == tmp_path / "out.npz"
+    with pytest.raises(ScoreFileError, match=r"out does not exist, but .*out.npz does: save_scores adds .npz"):
+        load_scores(tmp_path / "out")
+
+
+def test_a_data_file_that_is_not_the_published_one_is_said_once_checked(tmp_path, monkeypatch):
+    """A copy of Example.txt cut to half its size was read as a data set of 41 labels instead of 80, with no word:
+    checksums were checked on download only."""
+    import hashlib
+    import warnings
+
+    from xmlthresh._util.notices import DataWarning
+    from xmlthresh.data.download import RemoteFile, ensure_file
+
+    monkeypatch.setenv("XMLTHRESH_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("XMLTHRESH_CACHE", str(tmp_path / "cache"))
+    full = b"1 2 1 0\n2 2 0 1\n"
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "lists.txt").write_bytes(full[:8])  # cut half-way
+    remote = RemoteFile("lists.txt", "https://example.org/lists.txt", hashlib.sha256(full).hexdigest())
+    with pytest.warns(DataWarning, match=r"lists.txt is not the published file .*a truncated or edited copy"):
+        ensure_file(remote)
+    (tmp_path / "data" / "lists.txt").write_bytes(full)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ensure_file(remote)  # the published file: no word, and remembered
+    assert len(list((tmp_path / "cache" / "verified").glob("*.json"))) == 1

@@ -257,7 +257,9 @@ def _sweep_config(overrides: list[str], task: str = "thresholds"):
 
 
 @pytest.mark.parametrize("overrides, task, message", [
-    (["beta=range(0)"], "thresholds", "the sweep has no job: beta gives no value; give at least one"),
+    (["beta=range(0)"], "thresholds", "the sweep has no job: beta gives no value (a glob that matches no option"),
+    (["strategy=glob(nosuch*)"], "thresholds", "the sweep has no job: strategy gives no value"),
+    (["strategy=glob(indep*)"], "thresholds", None),
     (["estimator=ckde,gmm", "cde_dataset=surd,xanes"], "thresholds",
      "task=thresholds does not read estimator, cde_dataset: the sweep's 4 jobs would be identical"),
     (["strategy=domain,pu"], "cde", "task=cde does not read strategy: the sweep's 2 jobs would be identical"),
@@ -278,8 +280,9 @@ def test_a_sweep_that_would_do_nothing_is_refused(overrides, task, message):
 def test_an_idle_sweep_exits_1_with_one_line_and_runs_nothing(isolated_home):
     proc = sweep(isolated_home, "beta=range(0)", "tracking.enabled=false")
     assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines()[-1] == ("xmlthresh: error: the sweep has no job: beta gives no value; "
-                                                    "give at least one"), proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "xmlthresh: error: the sweep has no job: beta gives no value (a glob that matches no option, an empty range); "
+        "give at least one (xmlthresh list shows the options)"), proc.stderr
     assert "Traceback" not in proc.stderr
 
 

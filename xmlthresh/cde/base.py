@@ -231,6 +231,8 @@ class TunedCDE(CDEstimator):
     #: of ``tuned_grids``, the grids of scales (bandwidth factors, learning rates): positive numbers; every
     #: other grid must hold finite numbers, its estimator checks the range it needs
     positive_grids: ClassVar[tuple[str, ...]] = ()
+    #: scalar parameters that count something (neighbours, basis functions, iterations): integers >= 1
+    count_params: ClassVar[tuple[str, ...]] = ()
 
     def _check_params(self) -> None:
         """The checks shared by every tuned estimator: ``tune`` is a boolean; with ``tune=False`` every grid
@@ -257,6 +259,10 @@ class TunedCDE(CDEstimator):
         if not _is_real(self.val_fraction) or not 0.0 < self.val_fraction < 1.0:  # NaN fails the comparison
             raise ValueError(f"{owner}: val_fraction must be in (0, 1), got {self.val_fraction!r}")
         check_cap(self.max_val, f"{owner}: max_val", 1)
+        for name in self.count_params:  # 0 ran anyway: max_basis=0 was taken as 1 with a warning
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{owner}: {name} must be an integer >= 1, got {value!r}")
 
     def fixed(self, grid: str) -> Any:
         """The single value of ``grid`` (``tune=False``)."""

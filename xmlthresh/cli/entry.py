@@ -119,11 +119,12 @@ PATH_VARIABLES = ("XMLTHRESH_HOME", "XMLTHRESH_CACHE", "XMLTHRESH_DATA")
 def absolute_environment_paths() -> None:
     """Make the folders the environment names relative to the directory the command starts in absolute (for
     this process and the ones it starts): under ``hydra.job.chdir=true`` a job runs in its own folder, and a
-    relative ``XMLTHRESH_HOME`` put the project's runs and MLflow store inside the job's folder."""
+    relative ``XMLTHRESH_HOME`` put the project's runs and MLflow store inside the job's folder. A leading ``~``
+    is the user's home, as everywhere else (it made a folder named ``~`` in the working directory)."""
     for name in PATH_VARIABLES:
         value = os.environ.get(name, "")
-        if value.strip() and not os.path.isabs(value):
-            os.environ[name] = os.path.abspath(value)
+        if value.strip() and not os.path.isabs(value):  # a ~ the shell left (a quoted .env file) is the home
+            os.environ[name] = os.path.abspath(os.path.expanduser(value))
 
 
 def multirun_flag_first(args: list[str]) -> list[str]:

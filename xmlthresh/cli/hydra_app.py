@@ -131,6 +131,24 @@ def hydra_message(exc: BaseException) -> str:
     return joined
 
 
+#: what Hydra's override parser says when a value breaks its grammar (an unquoted ~, space, $, non-ASCII letter)
+_GRAMMAR_ERRORS = ("LexerNoViableAltException", "no viable alternative", "mismatched input", "token recognition error")
+
+
+def grammar_message(message: str) -> str | None:
+    """Hydra's bare grammar error for a value it cannot parse ("LexerNoViableAltException: dataset.path=~/s.npz;
+    ^; See https://hydra.cc/...", its caret pointing at nothing once on one line) as one line that names the
+    override and says how to write it: quoted for Hydra, inside the shell's quotes. None for another message."""
+    if not any(marker in message for marker in _GRAMMAR_ERRORS) or "extraneous input" in message:
+        return None
+    override = next((arg for arg in sys.argv[1:] if arg.split("=", 1)[0] and arg in message), None)
+    if override is None or "=" not in override:
+        return None
+    key, value = override.split("=", 1)
+    return (f"Hydra's override grammar cannot read {override!r}: a value with spaces, ~, $, quotes or non-ASCII "
+            f"letters must be quoted for Hydra, inside the shell's quotes: '{key}=\"{value}\"'")
+
+
 _NOT_IN_STRUCT = re.compile(r"Could not override '(?P<group>[A-Za-z_]\w*)\.(?P<key>[^']+)'.*Key '[^']*' is not in struct")
 
 
@@ -202,7 +220,8 @@ def one_line_hydra_errors() -> Iterator[None]:
         if user_wants_traceback:
             raise
         message = hydra_message(exc)
-        print(f"xmlthresh: error: {missing_group_key_message(message, sys.argv[1:]) or message}", file=sys.stderr)
+        print(f"xmlthresh: error: {missing_group_key_message(message, sys.argv[1:]) or grammar_message(message) or message}",
+              file=sys.stderr)
         sys.exit(1)
     except HydraException as exc:  # Hydra's own refusals that are not "compact" (a sweep type its sweeper lacks)
         if user_wants_traceback:

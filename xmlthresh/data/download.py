@@ -45,6 +45,7 @@ def ensure_file(remote: RemoteFile, timeout: float = 60.0) -> Path:
     """Local path of ``remote``, downloading (and verifying) it first when it is missing."""
     target = remote.local_path
     if target.is_file():
+        check_once(target, remote.sha256)
         return target
     manual = (
         f"Download {remote.url} (sha256 {remote.sha256}) and save it as {target}, or point the "
@@ -57,6 +58,45 @@ def ensure_file(remote: RemoteFile, timeout: float = 60.0) -> Path:
     except (OSError, ValueError) as exc:
         raise DataUnavailableError(f"{target} is missing and the download failed: {exc}. {manual}") from exc
     return target
+
+
+def check_once(path: Path, sha256: str) -> bool:
+    """Whether the file already in the data directory is the published one: its sha256 is computed once per
+    version of the file (size and modification time, remembered in ``<cache>/verified/``) and a mismatch is
+    a :class:`~xmlthresh._util.notices.DataWarning` naming the file. Why: a copy cut to half its size (an
+    interrupted copy) was read as a smaller data set with no word (ranked lists end at any line); checksums were
+    checked only on download. A warning, not an error: an edited copy may be meant. Without a writable cache
+    the check runs, and is not remembered."""
+    import json
+    import warnings
+
+    from xmlthresh._util.notices import DataWarning
+    from xmlthresh._util.paths import cache_dir
+
+    stat = path.stat()
+    version = {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha256}
+    stamp = cache_dir() / "verified" / (hashlib.sha256(version["path"].encode()).hexdigest()[:32] + ".json")
+    try:
+        if json.loads(stamp.read_text()) == version:
+            return True
+    except (OSError, ValueError):
+        pass
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(chunk)
+    if digest.hexdigest() != sha256:
+        warnings.warn(f"{path} is not the published file (sha256 {digest.hexdigest()[:16]}..., expected "
+                      f"{sha256[:16]}...): a truncated or edited copy? Its numbers are those of this copy; delete it "
+                      "to download the published one", DataWarning, stacklevel=2)
+        return False
+    try:
+        from xmlthresh._util.files import write_text_atomic
+
+        write_text_atomic(stamp, json.dumps(version) + "\n")
+    except OSError:  # a cache that cannot be written: checked again next time
+        pass
+    return True
 
 
 def download(url: str, target: Path, sha256: str, timeout: float = 60.0) -> None:

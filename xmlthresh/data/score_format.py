@@ -230,6 +230,10 @@ _NPY_MAGIC = b"\x93NUMPY"
 
 def _read_npz(file: Path) -> dict[str, np.ndarray]:
     if not file.is_file():
+        beside = file.with_name(file.name + ".npz")
+        if file.suffix != ".npz" and beside.is_file():  # save_scores("out", ...) wrote out.npz, as it says
+            raise ScoreFileError(f"{file} does not exist, but {beside} does: save_scores adds .npz to a name "
+                                 f"without it; load {beside}")
         raise ScoreFileError(f"{file} does not exist")
     with open(file, "rb") as handle:
         head = handle.read(6)

@@ -10,6 +10,7 @@ this module computes, :mod:`xmlthresh.report.comparison` writes them all.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
@@ -19,6 +20,8 @@ import pandas as pd
 
 from xmlthresh._util.files import write_text_atomic
 from xmlthresh.tracking.mlflow_runs import OBJECTIVE_TAG, runs_table
+
+log = logging.getLogger(__name__)
 
 KEYS = ["dataset", "protocol", "strategy", "beta"]
 METRICS = ["f_macro", "macro_f", "micro_f", "precision", "recall", "lower_bound", "upper_bound", "gap", "fit_seconds",
@@ -171,7 +174,9 @@ def results_table(sweep_dir: Path) -> pd.DataFrame:
     for path in sorted(Path(sweep_dir).glob("*/result.json"), key=lambda p: _job_order(p.parent.name)):
         try:
             result = json.loads(path.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:  # the page is made without it, and says so (it was left out silently)
+            log.warning("left out of the report: %s cannot be read (%s); re-run that job (or delete its folder)",
+                        path, getattr(exc, "strerror", None) or str(exc).splitlines()[0])
             continue
         config = path.parent / ".hydra" / "config.yaml"
         cfg = _job_config(config) if config.is_file() else {}

@@ -336,9 +336,16 @@ def sweep_values(config: DictConfig) -> dict[str, int] | None:
             return None
         params = OmegaConf.select(config, "hydra.sweeper.params") or {}
         arguments = [f"{key}={value}" for key, value in params.items()] + list(config.hydra.overrides.task)
+        from hydra.core.override_parser.types import Glob
+
         values: dict[str, int] = {}
         for override in OverridesParser.create().parse_overrides(arguments):
-            count = len(list(override.sweep_string_iterator())) if override.is_sweep_override() else 1
+            if isinstance(override.value(), Glob):  # a glob over a group's options: what it matches here
+                from xmlthresh.config.options import options
+
+                count = len(override.value().filter([option.name for option in options(override.key_or_group)]))
+            else:
+                count = len(list(override.sweep_string_iterator())) if override.is_sweep_override() else 1
             values[override.get_key_element()] = count  # a later override of the same key replaces it
         return values
     except Exception:  # noqa: BLE001 - a progress line is never worth failing a sweep for
@@ -385,7 +392,8 @@ def idle_sweep_message(config: DictConfig, values: dict[str, int] | None) -> str
         return None
     empty = [key for key, count in values.items() if count == 0]
     if empty:
-        return f"the sweep has no job: {', '.join(empty)} gives no value; give at least one"
+        return (f"the sweep has no job: {', '.join(empty)} gives no value (a glob that matches no option, an "
+                "empty range); give at least one (xmlthresh list shows the options)")
     swept = [key.lstrip("+~") for key, count in values.items() if count > 1]
     task = str(OmegaConf.select(config, "task", default="thresholds"))
     if not swept or "task" in swept or task not in TASK_KEYS:

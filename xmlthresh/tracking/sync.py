@@ -268,6 +268,11 @@ def command(args: list[str]) -> int:
     parser.add_argument("--wait", action="store_true",
                         help="also wait for records another process is sending right now")
     options = parser.parse_args(args)
+    folder = pending_dir()
+    if folder.exists() and not folder.is_dir():  # "0 run(s) sent" said nothing about the runs it could not see
+        print(f"xmlthresh: error: {folder} is a file, where xmlthresh keeps its list of runs not yet sent to "
+              "MLflow; move the file away (runs made since could not be listed there)", file=sys.stderr)
+        return 1
     paths = pending_records()
     started = time.monotonic()
     done, problems = sync_records(paths, wait=options.wait)

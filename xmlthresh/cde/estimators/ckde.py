@@ -50,6 +50,7 @@ class CKDE(MixtureCDE, TunedCDE):
     bandwidth_grid: Sequence[float] = DEFAULT_BANDWIDTHS
 
     tuned_grids = ("x_bandwidth_grid", "bandwidth_grid")
+    count_params = ("n_neighbors",)
     positive_grids = ("x_bandwidth_grid", "bandwidth_grid")
 
     def _fit(self, X: np.ndarray, U: np.ndarray) -> None:

@@ -92,6 +92,7 @@ class FlexCode(TunedCDE):
 
     _uses_logit = False
     tuned_grids = ("n_basis_grid", "k_grid", "bump_threshold_grid", "sharpen_grid", "floor_grid")
+    count_params = ("max_basis",)
     count_grids = ("n_basis_grid", "k_grid")
 
     def _check_params(self) -> None:

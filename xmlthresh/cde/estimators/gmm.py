@@ -95,6 +95,7 @@ class GMMCDE(MixtureCDE, TunedCDE):
     max_fit: int | None = 20000
 
     tuned_grids = ("n_components_grid", "n_pca_grid", "reg_covar_grid")
+    count_params = ("max_iter",)
     count_grids = ("n_components_grid", "n_pca_grid")
     positive_grids = ("reg_covar_grid",)
 
