@@ -603,6 +603,21 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "| notices a library user cannot filter | the library's warnings are Python warnings of their own "
               "categories (`xmlthresh.XmlthreshWarning` and its subclasses); the command line logs them as one line "
               "| `_util/notices.py` (tests/test_bad_inputs_by_class.py, tests/test_fresh_bad_inputs.py) |",
+              "| values checked only when their job ran | every value a sweep varies is checked before any job: the "
+              "first job that has it is composed and its parts built by the registries' checked builders; a glob "
+              "that matches no option is a sweep with no job | `run/sweep.swept_value_problem`, "
+              "`run/threshold_task.build_parts`, `run/sweep.sweep_values` (tests/test_bad_inputs_by_class.py, "
+              "tests/test_sweeps.py) |",
+              "| the library's own building blocks | an unknown name is an `InputError` (a `ValueError`) and a "
+              "`KeyError`; the public metric functions refuse precision or recall outside [0, 1] or NaN, a bad "
+              "beta and impossible counts (the package's own computations use `f_beta_raw`); estimators refuse a "
+              "count below one (`count_params`) | `_util/registry.UnknownNameError`, `metrics.py`, "
+              "`cde/base.TunedCDE` (tests/test_bad_inputs_by_class.py) |",
+              "| what the user typed, read as they meant it | a value Hydra's grammar refuses names the override "
+              "and shows it quoted for Hydra; a `~` in a folder variable is the home; a data file that is not the "
+              "published one is said once per version of the file (sha256 against its download record) | "
+              "`cli/hydra_app.grammar_message`, `cli/entry.absolute_environment_paths`, "
+              "`data/download.check_once` (tests/test_bad_inputs_by_class.py) |",
               ]
     lines += ["", "## Not in this table", "",
               "- `num_docs` below a label's size on WikiLSHTC (`num_docs=1000`) is the check of the first row, on a",
