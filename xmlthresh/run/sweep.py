@@ -80,7 +80,7 @@ class MlflowSweepCallback(Callback):
         handler of callback errors, which would only warn and launch anyway), also a sweep folder that cannot
         be written."""
         problem = (idle_sweep_message(config, sweep_values(config)) or sweep_settings_problem(config)
-                   or shared_job_folder_problem(config) or swept_value_problem(config))
+                   or shared_job_folder_problem(config))
         if problem is None:
             try:
                 self._start(config)
@@ -476,46 +476,6 @@ def shared_job_folder_problem(config: DictConfig) -> str | None:
                 seen[subdir] = number
     except Exception:  # noqa: BLE001 - a subdir this cannot resolve is left to Hydra
         return None
-    return None
-
-
-def swept_value_problem(config: DictConfig) -> str | None:
-    """A value the sweep varies that its job would refuse before reading data, or None.
-
-    Why: ``-m beta=1,abc`` ran job 0, then failed job 1 on the bad value and exited 1 after the work was done;
-    every other setting is checked before any job. Each distinct swept value is checked once, in the first job
-    that has it: that job's config is composed as Hydra will compose it and its parts are built by the
-    registries' checked builders (:func:`xmlthresh.run.threshold_task.build_parts`; for ``task=cde`` its seed).
-    Only errors of the user's input stop the sweep; anything else is left to the job, which reports it."""
-    jobs = job_overrides(config)
-    values = sweep_values(config) or {}
-    swept = {key.lstrip("+~") for key, count in values.items() if count > 1}
-    if not jobs or len(jobs) < 2 or not swept:
-        return None
-    from xmlthresh._util.errors import first_line, user_error_types
-    from xmlthresh.config.compose import compose
-    from xmlthresh.config.plugins import load_plugins
-    from xmlthresh.config.seeds import run_seed
-    from xmlthresh.run.threshold_task import build_parts
-
-    load_plugins()  # a plugin's strategy or ranker is checked like a built-in one
-    checked: set[str] = set()
-    for job in jobs:
-        new = [override for override in job
-               if override.split("=", 1)[0].lstrip("+~") in swept and override not in checked]
-        if not new:
-            continue
-        checked.update(new)
-        try:
-            cfg = compose([override for override in job if not override.lstrip("+~").startswith("hydra")])
-            if str(cfg.get("task", "thresholds")) == "thresholds":
-                build_parts(cfg)
-            else:
-                run_seed(cfg.get("seed", 0))
-        except Exception as exc:  # noqa: BLE001 - only the user's input stops the sweep here
-            if not isinstance(exc, user_error_types()):
-                return None
-            return f"{', '.join(new)}: {first_line(exc)} (checked before any job: none was run)"
     return None
 
 
