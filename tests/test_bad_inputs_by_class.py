@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -830,3 +831,71 @@ def test_a_data_file_that_is_not_the_published_one_is_said_once_checked(tmp_path
         warnings.simplefilter("error")
         ensure_file(remote)  # the published file: no word, and remembered
     assert len(list((tmp_path / "cache" / "verified").glob("*.json"))) == 1
+
+
+# --- a third fresh list: study reports on runs that are not the study's ------------------------------------------
+
+def _job(folder, number, **result):
+    (folder / str(number)).mkdir(parents=True)
+    base = {"strategy": "domain", "dataset": "d", "protocol": "oracle", "seed": 0, "beta": 1.0, "kind": "deterministic",
+            "f_macro": 0.5}
+    (folder / str(number) / "result.json").write_text(json.dumps({**base, **result}))
+
+
+@pytest.mark.parametrize("study, message", [
+    ("transfer", "the transfer study reads ceiling_f_macro, which no run in .* has: it needs runs fitted on one "
+                 "split and scored on another"),
+    ("consistency", "the consistency study reads population_regret, which no run in .* has"),
+])
+def test_a_study_report_of_runs_that_are_not_the_studys_says_what_it_needs(tmp_path, capsys, study, message):
+    """On an oracle sweep the transfer page said "no finished runs" about two finished runs; the consistency report
+    died with KeyError: 'Column not found: population_regret'."""
+    from xmlthresh.report.studies import main
+
+    _job(tmp_path, 0)
+    _job(tmp_path, 1, strategy="independent")
+    assert main([study, str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and re.search(message, err), err
+    assert not (tmp_path / "report").exists()
+
+
+def test_a_study_report_names_a_hand_edited_number_and_an_empty_folder(tmp_path, capsys):
+    from xmlthresh.report.studies import main
+
+    _job(tmp_path / "sweep", 0, protocol="holdout", f_macro="high", ceiling_f_macro=0.6)
+    assert main(["transfer", str(tmp_path / "sweep")]) == 1
+    assert "0/result.json: f_macro must be a number, got 'high'" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["argv", str(tmp_path / "empty")]) == 1
+    assert "no job result (*/result.json) under" in capsys.readouterr().err
+
+
+def test_options_that_cannot_apply_to_the_run_are_said(isolated_home, caplog):
+    """``interval.resamples=3`` under oracle and ``figures=[metric_choice]`` for a strategy other than domain
+    exited 0 without the interval or the pictures, and without a word."""
+    from xmlthresh.report.plots import save_run_plots
+    from xmlthresh.run.protocols import _score_data, protocol_spec
+    from xmlthresh.datasets import DATASETS
+    from xmlthresh.strategies import STRATEGIES
+
+    data = DATASETS.build("synthetic_xmc", {"n_labels": 20, "num_docs": 200, "num_validation_docs": 100}).load()
+    with caplog.at_level("WARNING"):
+        result = _score_data(STRATEGIES.build("independent", {}), data, protocol_spec("oracle", run_seed=0),
+                             {"resamples": 3, "level": 0.9})
+    assert "f_macro_interval" not in result
+    assert "protocol=oracle fits and scores the same documents, so it gets none" in caplog.text
+    lists = DATASETS.build("counterexample", {}).load()
+    fitted = STRATEGIES.build("independent", {}).fit_lists(lists).fitted()
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        save_run_plots(fitted, isolated_home, figures=["metric_choice"])
+    assert "runs of strategy=domain only; strategy=independent draws none" in caplog.text
+
+
+def test_a_liblinear_option_string_it_refuses_names_the_option():
+    pytest.importorskip("liblinear")
+    from xmlthresh_libmultilabel.rankers import check_options
+
+    with pytest.raises(ValueError, match=r"^ranker.options='garbage': liblinear refuses it \(Wrong options\)"):
+        check_options("ranker.options", "garbage")

@@ -297,6 +297,8 @@ BAD_SETS = [
     ("toy.xml", "<labels><label name='L1'/><label name='L1'/></labels>", r"toy\.xml: label 'L1' is declared twice"),
     ("toy-train.arff", TOY_HEADER.replace("@attribute L1 {0,1}", "@attribute L1 {0,a}") + "1.0,red,YES,1,a,0\n",
      r"toy-test\.arff line 8: attribute #5 'L1' nominal \{0,1\} differs from .*toy-train\.arff line 8 \('L1' nominal \{0,a\}\)"),
+    # no data rows: scikit-learn's imputer said "Found array with 0 sample(s)" without a file name
+    ("toy-train.arff", TOY_HEADER, r"toy-train\.arff has no data rows \(nothing after @data\)"),
 ]
 
 

@@ -618,6 +618,14 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "published one is said once per version of the file (sha256 against its download record) | "
               "`cli/hydra_app.grammar_message`, `cli/entry.absolute_environment_paths`, "
               "`data/download.check_once` (tests/test_bad_inputs_by_class.py) |",
+              "| reports and options that cannot apply | a study report of runs that lack what the study reads "
+              "(the transfer study on oracle runs, consistency without a population regret), a hand-edited number "
+              "in a result and a folder without results are one line naming what it needs; an interval under "
+              "oracle and `figures=[metric_choice]` for another strategy than domain are said; liblinear's option "
+              "string is parsed when the ranker is built; a Mulan split without data rows names its file | "
+              "`report/studies.write_study_report`, `run/protocols.py`, `report/plots.py`, "
+              "`xmlthresh_libmultilabel.rankers.check_options`, `datasets/mulan.build_mulan` "
+              "(tests/test_bad_inputs_by_class.py, tests/test_mulan.py) |",
               ]
     lines += ["", "## Not in this table", "",
               "- `num_docs` below a label's size on WikiLSHTC (`num_docs=1000`) is the check of the first row, on a",

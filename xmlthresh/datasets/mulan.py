@@ -259,6 +259,10 @@ def build_mulan(name: str, layout: MulanLayout, validation_fraction: float = 0.2
     """Parse, check, split and encode a Mulan data set (no cache; see :class:`MulanDataset`)."""
     label_names = read_label_names(layout.xml)
     tables = {split: read_arff(path) for split, path in layout.arff.items()}
+    empty = [table.source for table in tables.values() if table.n_rows == 0]
+    if empty:  # found later as scikit-learn's "Found array with 0 sample(s) ... required by SimpleImputer"
+        raise MulanFormatError(f"{empty[0]} has no data rows (nothing after @data); a Mulan split needs at least "
+                               "one document")
     reference = next(iter(tables.values()))
     for table in tables.values():
         check_same_attributes(reference, table)

@@ -30,6 +30,7 @@ import pandas as pd
 
 from xmlthresh.report.cde_studies import CDE_STUDIES, cde_study
 from xmlthresh.report.figure_studies import FIGURE_STUDIES, figure_study
+from xmlthresh._util.errors import InputError
 from xmlthresh._util.files import folder_as_one_unit, write_bytes_atomic, write_text_atomic
 from xmlthresh.report.figures import png_bytes
 from xmlthresh.report.tables import to_markdown
@@ -37,14 +38,31 @@ from xmlthresh.report.tables import to_markdown
 REFERENCE = "independent"
 STUDIES = ("transfer", "consistency", *CDE_STUDIES, *FIGURE_STUDIES)
 
+#: the result field each threshold study reads, and the runs that have it
+STUDY_NEEDS = {
+    "transfer": ("ceiling_f_macro", "runs fitted on one split and scored on another, with the ceiling: "
+                 "protocol=holdout or crossfit and ceiling=true (experiment=transfer sets both)"),
+    "consistency": ("population_regret", "runs with a population regret (experiment=consistency)"),
+}
+#: result fields that are numbers (or null) in every result.json; a hand-edited string there is named
+NUMERIC_FIELDS = ("f_macro", "macro_f", "micro_f", "precision", "recall", "ceiling_f_macro", "achievable_f_macro",
+                  "population_regret", "lower_bound", "upper_bound", "seed", "n_docs", "fit_n_docs")
+
 
 def load_results(sweep_dir: Path) -> pd.DataFrame:
     """One row per finished, non-skipped job: every scalar field of its result.json."""
     rows = []
     for path in sorted(Path(sweep_dir).glob("*/result.json")):
-        result = json.loads(path.read_text())
+        try:
+            result = json.loads(path.read_text())
+        except ValueError as exc:
+            raise InputError(f"{path} is not valid JSON ({exc}); re-run that job or delete its folder") from None
         if result.get("skipped"):
             continue
+        for key in NUMERIC_FIELDS:
+            value = result.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise InputError(f"{path}: {key} must be a number, got {value!r}; re-run that job or delete its folder")
         rows.append({key: value for key, value in result.items() if not isinstance(value, (dict, list))})
     table = pd.DataFrame(rows)
     if not table.empty and "variant" not in table:
@@ -172,6 +190,9 @@ def write_study_report(study: str, sweep_dir: Path, out_dir: Path | None = None)
     """Write ``<study>.md``, ``<study>.csv`` and ``<study>.png`` into ``out_dir`` (default: sweep_dir/report)."""
     if study not in STUDIES:
         raise ValueError(f"unknown study {study!r}; known: {', '.join(STUDIES)}")
+    if not any(Path(sweep_dir).glob("*/result.json")):  # a report of nothing read like a report of a bad sweep
+        raise InputError(f"no job result (*/result.json) under {sweep_dir}: not a sweep folder, or none of its "
+                         "jobs has finished")
     out_dir = Path(out_dir) if out_dir is not None else Path(sweep_dir) / "report"
     paths = {"markdown": out_dir / f"{study}.md", "csv": out_dir / f"{study}.csv", "png": out_dir / f"{study}.png"}
     if study in CDE_STUDIES:
@@ -184,6 +205,9 @@ def write_study_report(study: str, sweep_dir: Path, out_dir: Path | None = None)
     if results.empty:
         write_text_atomic(paths["markdown"], f"# {study}\n\n_no finished runs in {sweep_dir}_\n")
         return {"markdown": paths["markdown"]}
+    field, runs_needed = STUDY_NEEDS[study]
+    if field not in results or results[field].isna().all():  # the page said "no finished runs" about finished runs
+        raise InputError(f"the {study} study reads {field}, which no run in {sweep_dir} has: it needs {runs_needed}")
     if study == "transfer":
         table = transfer_table(results)
         summary = transfer_summary(table, results)
@@ -221,7 +245,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.sweep_dir.is_dir():
         print(f"xmlthresh.report.studies: error: {args.sweep_dir} is not a directory", file=sys.stderr)
         return 1
-    paths = write_study_report(args.study, args.sweep_dir, args.out)
+    try:
+        paths = write_study_report(args.study, args.sweep_dir, args.out)
+    except InputError as exc:
+        print(f"xmlthresh.report.studies: error: {exc}", file=sys.stderr)
+        return 1
     print(paths["markdown"].read_text())
     print("written: " + ", ".join(str(p) for p in paths.values()))
     return 0

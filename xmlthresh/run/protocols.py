@@ -154,6 +154,10 @@ def _score_data(strategy, data: ScoreData, spec: ProtocolSpec, interval: Mapping
     protocol = spec.name
     test = data.splits["test"]
     if protocol == "oracle":
+        if _interval_wanted(interval):  # said, as for ranked lists (exit 0 without a word before)
+            log.warning("interval.resamples=%s: the population interval is of thresholds fitted on one split and "
+                        "applied to new documents; protocol=oracle fits and scores the same documents, so it gets "
+                        "none (use protocol=holdout or crossfit)", (interval or {}).get("resamples"))
         seconds = _timed(strategy.fit_scores, test)
         report = strategy.report()
         return {**report, "protocol": protocol, "n_labels": int((test.n_relevant > 0).sum()),

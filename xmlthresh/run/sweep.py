@@ -149,7 +149,10 @@ class MlflowSweepCallback(Callback):
             elif report.get("kind"):  # a study's report reads the jobs' result.json files: it needs no tracking
                 from xmlthresh.report.studies import write_study_report
 
-                print(write_study_report(str(report.get("kind")), sweep_dir)["markdown"].read_text())
+                try:
+                    print(write_study_report(str(report.get("kind")), sweep_dir)["markdown"].read_text())
+                except ValueError as exc:
+                    print(f"xmlthresh: report.kind={report.get('kind')}: no study report: {exc}", file=sys.stderr)
             return
         from xmlthresh.tracking.store import absolute_sqlite_uri
 
@@ -196,9 +199,13 @@ class MlflowSweepCallback(Callback):
         if study:  # a study preset: its own report (from the jobs' result.json files) beside the comparison
             from xmlthresh.report.studies import write_study_report
 
-            study_paths = write_study_report(str(study), sweep_dir)
-            print(study_paths["markdown"].read_text())
-            paths.update({f"{study}_{key}": value for key, value in study_paths.items()})
+            try:
+                study_paths = write_study_report(str(study), sweep_dir)
+            except ValueError as exc:  # runs the study cannot read: said in one line, the comparison page stays
+                print(f"xmlthresh: report.kind={study}: no study report: {exc}", file=sys.stderr)
+            else:
+                print(study_paths["markdown"].read_text())
+                paths.update({f"{study}_{key}": value for key, value in study_paths.items()})
         if parent is not None:
             from xmlthresh.tracking.mlflow_runs import log_files_to_run
 

@@ -36,6 +36,15 @@ def check_options(name: str, options: str) -> None:
     """liblinear's option string as LibMultiLabel takes it: text; -R, -C and -v are refused by it."""
     if not isinstance(options, str):
         raise ValueError(f"{name} must be liblinear's option string (e.g. '-s 2 -e 0.0001'), got {options!r}")
+    try:  # liblinear's own parser, so that a typo is named here and not as its bare "Wrong options" at the fit
+        from liblinear.liblinearutil import parameter
+
+        parameter(options)
+    except ImportError:  # the fit says that LibMultiLabel is missing
+        pass
+    except ValueError as exc:
+        raise ValueError(f"{name}={options!r}: liblinear refuses it ({exc}); it takes liblinear's flags, e.g. "
+                         f"'{DEFAULT_OPTIONS}' (-s solver, -e tolerance, -c cost, -B bias)") from None
     words = options.split()
     refused = [flag for flag in ("-R", "-C", "-v") if flag in words]
     if refused:
