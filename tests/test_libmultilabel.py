@@ -70,7 +70,8 @@ def test_the_rule_on_scores_keeps_the_cut_libmultilabels_search_keeps(seed):
 
 
 @pytest.mark.parametrize("protocol, strategy", [("crossfit", "domain"), ("holdout", "lml_thresholding")])
-def test_the_linear_ranker_and_the_peer_run_from_the_command_line(isolated_home, tmp_path, protocol, strategy):
+def test_the_linear_ranker_and_the_peer_run_from_the_command_line(real_data, isolated_home, tmp_path, protocol,
+                                                                  strategy):
     from helpers import run_cli
 
     proc = run_cli(["ranker=lml_linear", "dataset=emotions", f"protocol={protocol}", f"strategy={strategy}",
