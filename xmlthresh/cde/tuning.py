@@ -14,7 +14,8 @@ integration. ``s`` is a per-coordinate scale (the std of the targets).
 
 from __future__ import annotations
 
-from typing import Sequence
+import itertools
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -100,3 +101,27 @@ def best_cell(losses: np.ndarray) -> tuple[int, ...]:
     """Index of the smallest finite loss in a grid of losses."""
     flat = np.where(np.isfinite(losses), losses, np.inf)
     return tuple(int(i) for i in np.unravel_index(int(np.argmin(flat)), losses.shape))
+
+
+def grid_search(grids: Sequence[Sequence[Any]], fit_one: Callable[..., tuple[Any, float]]
+                ) -> tuple[tuple[int, ...], Any, np.ndarray]:
+    """Fit one candidate per cell of the product of ``grids`` (one list of values per hyper-parameter, in
+    order) with ``fit_one(*values) -> (candidate, validation loss)``; returns the best cell (:func:`best_cell`),
+    its candidate and the grid of losses. The estimators that train a network per cell (the mdn and flow
+    plugins) share it, so they visit the cells and break ties the same way."""
+    losses = np.full([len(grid) for grid in grids], np.inf)
+    candidates = {}
+    for cell in itertools.product(*(range(len(grid)) for grid in grids)):
+        candidates[cell], losses[cell] = fit_one(*(grid[i] for grid, i in zip(grids, cell)))
+    cell = best_cell(losses)
+    return cell, candidates[cell], losses
+
+
+def minibatch_rows(n: int, batch_size: int, max_batches: int | None) -> int:
+    """Rows per mini-batch for ``n`` fit rows: ``batch_size``, raised so that an epoch has at most
+    ``max_batches`` of them (a large training split gets large batches: the per-step overhead, not the
+    arithmetic, dominates a small network's epoch), and at most ``n``."""
+    batch = int(batch_size)
+    if max_batches is not None:
+        batch = max(batch, -(-n // int(max_batches)))
+    return min(batch, n)

@@ -33,15 +33,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import itertools
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from xmlthresh.cde.base import TunedCDE, capped_subset, check_cap, check_grid_values
+from xmlthresh.cde.base import TunedCDE, capped_subset, check_cap, check_grid_values, target_scale
 from xmlthresh.cde.quadrature import Quadrature
 from xmlthresh.cde.registry import ESTIMATORS
-from xmlthresh.cde.tuning import best_cell
+from xmlthresh.cde.tuning import grid_search, minibatch_rows
 from xmlthresh.cde.validation import check_positive_int
 
 #: shown by ``xmlthresh list --check`` and raised when the estimator is built without PyTorch or zuko
@@ -154,8 +153,8 @@ class FlowCDE(TunedCDE):
             self._tune_and_fit(torch, X, U)
 
     def _tune_and_fit(self, torch, X: np.ndarray, U: np.ndarray) -> None:
-        self.x_mean_, self.x_scale_ = X.mean(axis=0), _scale(X)
-        self.u_mean_, self.u_scale_ = U.mean(axis=0), _scale(U)
+        self.x_mean_, self.x_scale_ = X.mean(axis=0), target_scale(X)
+        self.u_mean_, self.u_scale_ = U.mean(axis=0), target_scale(U)
         Xs = (X - self.x_mean_) / self.x_scale_
         Us = (U - self.u_mean_) / self.u_scale_
         rng = np.random.default_rng(self.random_state)
@@ -172,30 +171,19 @@ class FlowCDE(TunedCDE):
         ]
         if not self.tune:
             grids = [g[:1] for g in grids]
-        losses = np.full([len(g) for g in grids], np.inf)
-        candidates = {}
         Xv, Uv = (torch.as_tensor(a, dtype=torch.float64) for a in (Xs[val_idx], Us[val_idx]))
-        for cell in itertools.product(*(range(len(g)) for g in grids)):
-            transforms, hidden, lr, wd = (g[i] for g, i in zip(grids, cell))
-            flow, n_epochs, best_epoch, val_nll = self._train(torch, data, transforms, hidden, lr, wd, torch_seed)
-            candidates[cell] = (flow, n_epochs, best_epoch, val_nll)
+
+        def fit_one(transforms: int, hidden: int, lr: float, wd: float):
+            trained = self._train(torch, data, transforms, hidden, lr, wd, torch_seed)
             with torch.no_grad():
-                cross = torch.exp(_log_prob(flow, Xv, Uv[:, None, :])[:, 0]).numpy()
-                _, dens = _draw(torch, flow, Xv, int(self.n_mc), mc_seed)
-            losses[cell] = float(np.mean(dens.mean(axis=1) - 2.0 * cross))
-        cell = best_cell(losses)
-        self.flow_, self.n_epochs_, self.best_epoch_, self.val_nll_ = candidates[cell]
+                cross = torch.exp(_log_prob(trained[0], Xv, Uv[:, None, :])[:, 0]).numpy()
+                _, dens = _draw(torch, trained[0], Xv, int(self.n_mc), mc_seed)
+            return trained, float(np.mean(dens.mean(axis=1) - 2.0 * cross))
+
+        cell, chosen, losses = grid_search(grids, fit_one)
+        self.flow_, self.n_epochs_, self.best_epoch_, self.val_nll_ = chosen
         self.transforms_, self.hidden_, self.lr_, self.weight_decay_ = (g[i] for g, i in zip(grids, cell))
         self.tuning_losses_ = losses
-
-    def _batch(self, n: int) -> int:
-        """Rows per mini-batch for ``n`` fit rows: ``batch_size``, raised so that an epoch has at most
-        ``max_batches`` of them (a large training split gets large batches: the per-step overhead, not the
-        arithmetic, dominates a small network's epoch), and at most ``n``."""
-        batch = int(self.batch_size)
-        if self.max_batches is not None:
-            batch = max(batch, -(-n // int(self.max_batches)))
-        return min(batch, n)
 
     def _train(self, torch, data, transforms: int, hidden: int, lr: float, wd: float, seed: int):
         """One candidate: Adam on the NLL, early stopping on the validation NLL -> (float64 flow with the best
@@ -208,7 +196,7 @@ class FlowCDE(TunedCDE):
             shuffle = torch.Generator().manual_seed(seed)
             opt = torch.optim.Adam(flow.parameters(), lr=lr, weight_decay=wd)
             best_nll, best_state, best_epoch, epoch = np.inf, None, 0, 0
-            batch = self._batch(n)
+            batch = minibatch_rows(n, self.batch_size, self.max_batches)
             for epoch in range(1, int(self.max_epochs) + 1):
                 flow.train()
                 order = torch.randperm(n, generator=shuffle)
@@ -278,11 +266,6 @@ class FlowCDE(TunedCDE):
         n = check_positive_int(n_samples, "n_samples")
         U, _ = self._draws(X, n, np.random.default_rng(random_state))
         return self.transform_.inverse(U)
-
-
-def _scale(A: np.ndarray) -> np.ndarray:
-    s = A.std(axis=0)
-    return np.where(s > 0, s, 1.0)
 
 
 def _log_prob(flow, C, U):

@@ -29,14 +29,13 @@ O(n) (the data and one mini-batch of activations); prediction is O(m K d).
 from __future__ import annotations
 
 import importlib.util
-import itertools
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from xmlthresh.cde.base import MixtureCDE, TunedCDE, capped_subset, check_cap
+from xmlthresh.cde.base import MixtureCDE, TunedCDE, capped_subset, check_cap, target_scale
 from xmlthresh.cde.registry import ESTIMATORS
-from xmlthresh.cde.tuning import best_cell
+from xmlthresh.cde.tuning import grid_search, minibatch_rows
 
 from .mixture import DiagGaussianMixture
 
@@ -145,8 +144,8 @@ class MDNCDE(MixtureCDE, TunedCDE):
             torch.set_num_threads(old_threads)
 
     def _tune_and_fit(self, torch, X: np.ndarray, U: np.ndarray) -> None:
-        self.x_mean_, self.x_scale_ = X.mean(axis=0), _scale(X)
-        self.u_mean_, self.u_scale_ = U.mean(axis=0), _scale(U)
+        self.x_mean_, self.x_scale_ = X.mean(axis=0), target_scale(X)
+        self.u_mean_, self.u_scale_ = U.mean(axis=0), target_scale(U)
         Xs = (X - self.x_mean_) / self.x_scale_
         Us = (U - self.u_mean_) / self.u_scale_
         rng = np.random.default_rng(self.random_state)
@@ -162,26 +161,16 @@ class MDNCDE(MixtureCDE, TunedCDE):
         ]
         if not self.tune:
             grids = [g[:1] for g in grids]
-        losses = np.full([len(g) for g in grids], np.inf)
-        candidates = {}
-        for cell in itertools.product(*(range(len(g)) for g in grids)):
-            K, hidden, lr, wd = (g[i] for g, i in zip(grids, cell))
-            candidates[cell] = self._train(torch, data, K, hidden, lr, wd, torch_seed)
-            mix = self._forward(candidates[cell][0], K, Xs[val_idx])
-            losses[cell] = np.mean(mix.squared_norm() - 2.0 * mix.pdf(Us[val_idx][:, None, :])[:, 0])
-        cell = best_cell(losses)  # the first smallest finite loss, as for the other estimators
-        self.layers_, self.n_epochs_, self.best_epoch_, self.val_nll_ = candidates[cell]
+        def fit_one(K: int, hidden: int, lr: float, wd: float):
+            trained = self._train(torch, data, K, hidden, lr, wd, torch_seed)
+            mix = self._forward(trained[0], K, Xs[val_idx])
+            return trained, np.mean(mix.squared_norm() - 2.0 * mix.pdf(Us[val_idx][:, None, :])[:, 0])
+
+        # the first smallest finite loss, as for the other estimators
+        cell, chosen, losses = grid_search(grids, fit_one)
+        self.layers_, self.n_epochs_, self.best_epoch_, self.val_nll_ = chosen
         self.n_components_, self.hidden_, self.lr_, self.weight_decay_ = (g[i] for g, i in zip(grids, cell))
         self.tuning_losses_ = losses
-
-    def _batch(self, n: int) -> int:
-        """Rows per mini-batch for ``n`` fit rows: ``batch_size``, raised so that an epoch has at most
-        ``max_batches`` of them (a large training split gets large batches: the per-step overhead, not the
-        arithmetic, dominates a small network's epoch), and at most ``n``."""
-        batch = int(self.batch_size)
-        if self.max_batches is not None:
-            batch = max(batch, -(-n // int(self.max_batches)))
-        return min(batch, n)
 
     def _train(self, torch, data, K: int, hidden: int, lr: float, wd: float, seed: int):
         """One candidate: Adam on the NLL, early stopping on the validation NLL -> (numpy layers, epochs run,
@@ -195,7 +184,7 @@ class MDNCDE(MixtureCDE, TunedCDE):
             shuffle = torch.Generator().manual_seed(seed)
             opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=wd)
             best_nll, best_state, best_epoch, epoch = np.inf, None, 0, 0
-            batch = self._batch(n)
+            batch = minibatch_rows(n, self.batch_size, self.max_batches)
             for epoch in range(1, int(self.max_epochs) + 1):
                 net.train()
                 order = torch.randperm(n, generator=shuffle)
@@ -241,11 +230,6 @@ class MDNCDE(MixtureCDE, TunedCDE):
         mix = self._forward(self.layers_, self.n_components_, (X - self.x_mean_) / self.x_scale_)
         s = self.u_scale_
         return DiagGaussianMixture(mix.weights, mix.means * s + self.u_mean_, mix.scales * s)
-
-
-def _scale(A: np.ndarray) -> np.ndarray:
-    s = A.std(axis=0)
-    return np.where(s > 0, s, 1.0)
 
 
 def _build_net(torch, p: int, hidden: int, n_layers: int, n_out: int):
