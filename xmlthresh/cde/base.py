@@ -264,6 +264,20 @@ class TunedCDE(CDEstimator):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{owner}: {name} must be an integer >= 1, got {value!r}")
 
+    def grid_values(self) -> list[list[Any]]:
+        """The values of every grid of ``tuned_grids``, in that order (integers for ``count_grids``, floats for
+        the others); only the first of each with ``tune=False``: the grids a grid search visits."""
+        grids = [[int(v) if grid in self.count_grids else float(v) for v in np.ravel(getattr(self, grid))]
+                 for grid in self.tuned_grids]
+        return grids if self.tune else [values[:1] for values in grids]
+
+    def _standardised(self, X: np.ndarray, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """X and U centred and scaled per column (:func:`target_scale`), the means and scales kept as
+        ``x_mean_``, ``x_scale_``, ``u_mean_``, ``u_scale_`` to map queries and densities back."""
+        self.x_mean_, self.x_scale_ = X.mean(axis=0), target_scale(X)
+        self.u_mean_, self.u_scale_ = U.mean(axis=0), target_scale(U)
+        return (X - self.x_mean_) / self.x_scale_, (U - self.u_mean_) / self.u_scale_
+
     def fixed(self, grid: str) -> Any:
         """The single value of ``grid`` (``tune=False``)."""
         return np.ravel(getattr(self, grid))[0].item()

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from xmlthresh.cde.base import TunedCDE, capped_subset, check_cap, check_grid_values, target_scale
+from xmlthresh.cde.base import TunedCDE, capped_subset, check_cap, check_grid_values
 from xmlthresh.cde.quadrature import Quadrature
 from xmlthresh.cde.registry import ESTIMATORS
 from xmlthresh.cde.tuning import grid_search, minibatch_rows
@@ -153,24 +153,14 @@ class FlowCDE(TunedCDE):
             self._tune_and_fit(torch, X, U)
 
     def _tune_and_fit(self, torch, X: np.ndarray, U: np.ndarray) -> None:
-        self.x_mean_, self.x_scale_ = X.mean(axis=0), target_scale(X)
-        self.u_mean_, self.u_scale_ = U.mean(axis=0), target_scale(U)
-        Xs = (X - self.x_mean_) / self.x_scale_
-        Us = (U - self.u_mean_) / self.u_scale_
+        Xs, Us = self._standardised(X, U)
         rng = np.random.default_rng(self.random_state)
         torch_seed = int(rng.integers(2**31 - 1))
         mc_seed = int(rng.integers(2**31 - 1))
         fit_idx, val_idx = self._validation_split(len(U))
         fit_idx = capped_subset(fit_idx, self.max_fit, rng)
         data = [torch.as_tensor(a, dtype=torch.float32) for a in (Xs[fit_idx], Us[fit_idx], Xs[val_idx], Us[val_idx])]
-        grids = [
-            [int(v) for v in np.ravel(self.transforms_grid)],
-            [int(v) for v in np.ravel(self.hidden_grid)],
-            [float(v) for v in np.ravel(self.lr_grid)],
-            [float(v) for v in np.ravel(self.weight_decay_grid)],
-        ]
-        if not self.tune:
-            grids = [g[:1] for g in grids]
+        grids = self.grid_values()
         Xv, Uv = (torch.as_tensor(a, dtype=torch.float64) for a in (Xs[val_idx], Us[val_idx]))
 
         def fit_one(transforms: int, hidden: int, lr: float, wd: float):

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from xmlthresh.cde.base import MixtureCDE, TunedCDE, capped_subset, check_cap, target_scale
+from xmlthresh.cde.base import MixtureCDE, TunedCDE, capped_subset, check_cap
 from xmlthresh.cde.registry import ESTIMATORS
 from xmlthresh.cde.tuning import grid_search, minibatch_rows
 
@@ -144,23 +144,13 @@ class MDNCDE(MixtureCDE, TunedCDE):
             torch.set_num_threads(old_threads)
 
     def _tune_and_fit(self, torch, X: np.ndarray, U: np.ndarray) -> None:
-        self.x_mean_, self.x_scale_ = X.mean(axis=0), target_scale(X)
-        self.u_mean_, self.u_scale_ = U.mean(axis=0), target_scale(U)
-        Xs = (X - self.x_mean_) / self.x_scale_
-        Us = (U - self.u_mean_) / self.u_scale_
+        Xs, Us = self._standardised(X, U)
         rng = np.random.default_rng(self.random_state)
         torch_seed = int(rng.integers(2**31 - 1))
         fit_idx, val_idx = self._validation_split(len(U))
         fit_idx = capped_subset(fit_idx, self.max_fit, rng)
         data = [torch.as_tensor(a, dtype=torch.float32) for a in (Xs[fit_idx], Us[fit_idx], Xs[val_idx], Us[val_idx])]
-        grids = [
-            [int(k) for k in np.ravel(self.n_components_grid)],
-            [int(h) for h in np.ravel(self.hidden_grid)],
-            [float(v) for v in np.ravel(self.lr_grid)],
-            [float(v) for v in np.ravel(self.weight_decay_grid)],
-        ]
-        if not self.tune:
-            grids = [g[:1] for g in grids]
+        grids = self.grid_values()
         def fit_one(K: int, hidden: int, lr: float, wd: float):
             trained = self._train(torch, data, K, hidden, lr, wd, torch_seed)
             mix = self._forward(trained[0], K, Xs[val_idx])
