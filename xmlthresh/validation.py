@@ -88,14 +88,19 @@ def check_number(name: str, value: Any, minimum: float | None = None, maximum: f
     return number
 
 
+#: the most parallel workers a count may ask for (joblib takes up to a million, each a process or a thread)
+MAX_WORKERS = 1024
+
+
 def check_n_jobs(name: str, value: Any) -> int | None:
     """joblib's number of workers: None (its default), a positive count, or -1, -2, ... (all cores, all but
     one, ...); 0 means nothing to joblib, which said only "n_jobs == 0 in Parallel has no meaning"."""
     if value is None:
         return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value == 0:
-        raise InputError(f"{name} must be a number of parallel workers: 1, 2, ... or -1 for all cores (-2 all but "
-                         f"one), or null for joblib's default; got {value!r}")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value == 0 \
+            or not -MAX_WORKERS <= value <= MAX_WORKERS:
+        raise InputError(f"{name} must be a number of parallel workers: 1 to {MAX_WORKERS}, or -1 for all cores (-2 "
+                         f"all but one, ...), or null for joblib's default; got {value!r}")
     return int(value)
 
 

@@ -52,3 +52,32 @@ def first_line(exc: BaseException) -> str:
         if line.strip():
             return line.strip()
     return type(exc).__name__
+
+
+#: an override whose value is at least this large is named as a size that may not fit in memory
+LARGE_SIZE = 10_000
+
+
+def memory_message(exc: MemoryError, overrides: "list[str] | tuple[str, ...]" = ()) -> str:
+    """One line for a run that asked for more memory than the machine has: what could not be allocated, and
+    the sizes given on the command line that are large enough to be the cause (the fix is to lower them).
+
+    A ``MemoryError`` is raised deep inside numpy or another library, far from the option that caused it
+    (``cde_dataset.n_train=1e12`` failed in the generator with "Unable to allocate 80.0 TiB"): without this
+    line the user saw a traceback that named no option."""
+    what = first_line(exc) if str(exc).strip() else "an allocation failed"
+    large = [override.lstrip("+~") for override in overrides if _is_large(override.split("=", 1)[-1])]
+    fix = (f"lower the sizes given ({', '.join(large)})" if large else
+           "lower the sizes of the data set, the ranker or the estimator (xmlthresh --cfg job shows them)")
+    return f"not enough memory for this run ({what}); {fix}"
+
+
+def _is_large(text: str) -> bool:
+    """Whether an override's value is a number, or a list holding one, of at least :data:`LARGE_SIZE`."""
+    for part in text.strip("[]()").split(","):
+        try:
+            if abs(float(part)) >= LARGE_SIZE:
+                return True
+        except ValueError:
+            continue
+    return False

@@ -198,8 +198,9 @@ class Registry(Generic[T]):
             raise ConfigError(f"{what} needs the parameter(s) {', '.join(missing)}")
         try:
             params = typed_params(self.kind, cls, params)
-        except ParameterTypeError as refused:  # the grid check or the class's own says more (the range)
-            raise _own_refusal(self.kind, cls, params) or refused from None
+        except ParameterTypeError as refused:  # the grid check or the class's own may say more (the range)
+            own = _own_refusal(self.kind, cls, params)
+            raise own if own is not None and refused.key in str(own) else refused from None
         check_sequence_params(self.kind, cls, params)
         unset = [key for key, value in params.items() if isinstance(value, str) and value == MISSING_VALUE]
         obj = cls(**params)  # a class that refuses the unset value says so in its own words

@@ -23,6 +23,7 @@ lists, tuples, ...     left to the grid check (:func:`~xmlthresh._util.registry.
 ``Any``                anything
 =====================  ==========================================================================================
 
+A parameter named ``seed`` or ``random_state`` is a seed wherever it is: an integer in [0, 2**32 - 1].
 A real number must be finite (``cde_dataset.phi=inf`` produced NaN data that was blamed on the generator):
 NaN never passes, and an infinity only for the parameters a class lists in ``infinite_params`` (a pooling
 strength of ``inf`` is meaningful). Range rules (positive, within the memory budget, one of a few words) stay
@@ -50,13 +51,22 @@ from xmlthresh._util.errors import InputError
 
 #: the words a switch accepts, as OmegaConf's typed configs read them
 TRUE_WORDS, FALSE_WORDS = frozenset({"true", "yes", "on"}), frozenset({"false", "no", "off"})
+#: the parameters that seed a random generator, wherever they are: numpy's generators refuse a negative seed
+#: (in words that name no option) and the 32-bit ones wrap a larger one onto another
+SEED_KEYS = frozenset({"seed", "random_state"})
+MAX_SEED = 2**32 - 1
 #: the kinds of container an annotation can declare; their items are left to the grid check
 SEQUENCES = (collections.abc.Sequence, collections.abc.Set)
 MAPPINGS = (collections.abc.Mapping,)
 
 
 class ParameterTypeError(InputError):
-    """A parameter whose value its declared type does not accept; the message names ``<group>.<key>``."""
+    """A parameter whose value its declared type does not accept; the message names ``<group>.<key>``, and
+    :attr:`key` is that key."""
+
+    def __init__(self, message: str, key: str = "") -> None:
+        super().__init__(message)
+        self.key = key
 
 
 def parameter_types(cls: type) -> dict[str, Any]:
@@ -100,7 +110,8 @@ def convert(name: str, value: Any, annotation: Any) -> Any:
     :class:`ParameterTypeError` naming ``name``, the expected type and the value."""
     accepted, converted = _try(value, annotation)
     if not accepted:
-        raise ParameterTypeError(f"{name} must be {describe(annotation)}, got {value!r} ({type(value).__name__})")
+        raise ParameterTypeError(f"{name} must be {describe(annotation)}, got {value!r} ({type(value).__name__})",
+                                 name.rsplit(".", 1)[-1])
     return converted
 
 
@@ -183,9 +194,13 @@ def typed_params(kind: str, cls: type, params: Mapping[str, Any]) -> dict[str, A
     types_of = parameter_types(cls)
     converted = {key: convert(f"{kind}.{key}", value, types_of[key]) if key in types_of else value
                  for key, value in params.items()}
+    for key in SEED_KEYS & converted.keys():
+        value = converted[key]
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool) and not 0 <= value <= MAX_SEED:
+            raise ParameterTypeError(f"{kind}.{key} must be a seed, an integer in [0, {MAX_SEED}], got {value!r}", key)
     infinite_ok = {name for klass in cls.__mro__ for name in vars(klass).get("infinite_params", ())}
     for key, value in converted.items():
         if key in types_of and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) \
                 and not math.isfinite(value) and not (math.isinf(value) and key in infinite_ok):
-            raise ParameterTypeError(f"{kind}.{key} must be a finite number, got {value!r}")
+            raise ParameterTypeError(f"{kind}.{key} must be a finite number, got {value!r}", key)
     return converted

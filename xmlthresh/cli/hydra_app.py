@@ -295,16 +295,20 @@ def hydra_main(cfg: DictConfig) -> float | None:
     try:
         result = run_job(container, run_dir, resolved_yaml=OmegaConf.to_yaml(cfg, resolve=True), context=context)
     except Exception as exc:
+        if isinstance(exc, MemoryError):  # raised deep in numpy, far from the option that caused it
+            from xmlthresh._util.errors import memory_message
+
+            exc = MemoryError(memory_message(exc, context.get("override_list", [])))
         if context.get("multirun"):
             # one failing job must not stop the sweep: its MLflow run is FAILED, the parent counts it
-            if isinstance(exc, user_errors()):
+            if isinstance(exc, (*user_errors(), MemoryError)):
                 log.error("job %s failed: %s", context.get("job_num"), exc)
             else:
                 log.exception("job %s failed", context.get("job_num"))
             print(f"xmlthresh: job {context.get('job_num')} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             record_job_outcome(context["sweep_dir"], context["job_num"], "failed")
             return None
-        if isinstance(exc, user_errors()):
+        if isinstance(exc, (*user_errors(), MemoryError)):
             print(f"xmlthresh: error: {exc}", file=sys.stderr)
             sys.exit(1)
         from xmlthresh._util.places import placement_message

@@ -26,6 +26,7 @@ from typing import Any, Mapping
 from xmlthresh.data.multilabel import MultiLabelData, ScoreData
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh._util.registry import ConfigError
+from xmlthresh._util.typed_params import MAX_SEED  # numba's and numpy's legacy generators take 32 bits
 from xmlthresh.validation import check_int
 
 
@@ -63,9 +64,6 @@ def seeds_used(run_seed: int, loader: Mapping[str, int], data: RankedLists | Sco
     return seeds
 
 
-#: the largest seed: numba's and numpy's legacy generators take 32 bits and wrap larger values (seed=-1 drew
-#: the halves of seed=4294967295, seed=2**32 those of seed=0)
-MAX_SEED = 2**32 - 1
 
 
 def run_seed(value: Any) -> int:

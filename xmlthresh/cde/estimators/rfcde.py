@@ -30,6 +30,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.ensemble import RandomForestRegressor
 
+from xmlthresh._util.errors import InputError
 from xmlthresh.cde.base import DEFAULT_BANDWIDTHS, MixtureCDE, TunedCDE, check_cap, target_scale
 from xmlthresh.cde.basis import low_degree_features
 from xmlthresh.cde.mixture import DiagKernelMixture, blocks
@@ -104,6 +105,11 @@ class RFCDE(MixtureCDE, TunedCDE):
             check_int(f"estimator.{name}", getattr(self, name), 1)
         check_int("estimator.basis_degree", self.basis_degree, 0)
         check_n_jobs("estimator.n_jobs", self.n_jobs)
+        share = self.max_features
+        if not (share is None or share in ("sqrt", "log2") or (isinstance(share, float) and 0 < share <= 1)
+                or (isinstance(share, int) and not isinstance(share, bool) and share >= 1)):
+            raise InputError(f"estimator.max_features must be a share of the features in (0, 1], a count >= 1, "
+                              f"sqrt, log2 or null (all), got {share!r}")
 
     def _forest(self, n: int) -> RandomForestRegressor:
         """The forest for ``n`` training rows (bootstrap of min(n, max_samples) rows per tree)."""
