@@ -31,6 +31,8 @@ import arff as liac_arff
 import numpy as np
 import scipy.sparse as sp
 
+from xmlthresh.data.text_encoding import decode_text
+
 NUMERIC, NOMINAL, STRING, DATE, HIERARCHICAL = "numeric", "nominal", "string", "date", "hierarchical"
 TEXT_KINDS = (STRING, DATE, HIERARCHICAL)
 MISSING = "?"
@@ -110,17 +112,14 @@ class _Declaration:
 
 # ------------------------------------------------------------------------------------------------ reading
 def read_arff(path: str | Path) -> ArffTable:
-    """Parse the ARFF file ``path`` (UTF-8, Latin-1 as fallback)."""
+    """Parse the ARFF file ``path`` (UTF-8, or the Unicode encoding its byte-order mark names; Latin-1 as
+    fallback)."""
     path = Path(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise format_error(str(path), None, "file not found") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")
-    return parse_arff(text, source=str(path))
+    return parse_arff(decode_text(raw, str(path), fallback="latin-1"), source=str(path))
 
 
 def parse_arff(text: str, source: str = "<string>") -> ArffTable:
@@ -146,6 +145,7 @@ def parse_arff(text: str, source: str = "<string>") -> ArffTable:
     else:
         values, text = _dense_values(decoded["data"], n_rows, n_attributes, text_columns)
     return ArffTable(source, decoded["relation"], attributes, values, text, row_line, data_index + 1)
+
 
 
 def _scan_header(lines: list[str], source: str) -> tuple[int, list[_Declaration], list[str]]:
@@ -316,6 +316,23 @@ def select_columns(values: np.ndarray | sp.csr_matrix, columns: list[int] | np.n
     if sp.issparse(values):
         return values.tocsc()[:, columns].tocsr()
     return values[:, columns]
+
+def check_finite_columns(table: "ArffTable", columns: list[int]) -> None:
+    """An infinite value in ``columns`` of ``table`` (ARFF's numbers include ``inf``, which the reader keeps)
+    named by line and attribute, for columns that become features: NaN is a missing value (``?``) and is
+    imputed, an infinity is not. Without this, the first to notice was a scikit-learn model, far from the
+    file."""
+    values = select_columns(table.values, columns)
+    entries = values.tocoo() if sp.issparse(values) else None
+    data = entries.data if entries is not None else values.ravel()
+    infinite = np.flatnonzero(np.isinf(data))
+    if not len(infinite):
+        return
+    e = int(infinite[0])
+    row, col = (int(entries.row[e]), int(entries.col[e])) if entries is not None else divmod(e, values.shape[1])
+    name = table.attributes[columns[col]].name
+    raise format_error(table.source, int(table.row_line[row]), f"attribute {name!r} has the value {data[e]:g}; "
+                                                               "values must be finite (write ? for a missing value)")
 
 
 def count_missing(values: np.ndarray | sp.csr_matrix) -> int:

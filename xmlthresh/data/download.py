@@ -47,6 +47,9 @@ def ensure_file(remote: RemoteFile, timeout: float = 60.0) -> Path:
     if target.is_file():
         check_once(target, remote.sha256)
         return target
+    if target.exists():  # a folder (or a socket, ...) where the file belongs: not "missing", and not downloadable
+        raise DataUnavailableError(f"{target} is not a file (a folder?); remove it, or point XMLTHRESH_DATA at a "
+                                   f"directory that holds {remote.relpath}")
     manual = (
         f"Download {remote.url} (sha256 {remote.sha256}) and save it as {target}, or point the "
         f"XMLTHRESH_DATA environment variable at a directory that holds {remote.relpath}."

@@ -23,6 +23,7 @@ import numpy as np
 
 from xmlthresh.data.ranked_lists import RankedLists
 from xmlthresh.data.streaming import DEFAULT_CHUNK_SIZE, DataSource, bytes_blocks, damage_of, line_blocks, open_source
+from xmlthresh.data.text_encoding import unicode_mark
 from xmlthresh._util.jit import cached_njit
 from xmlthresh._util.notices import DataWarning, warn
 
@@ -229,6 +230,10 @@ def _describe_error(line: bytes, source: str, err: int, line_no: int, token_no: 
     if line_no == 1 and line.startswith(b"\xef\xbb\xbf"):  # an editor's mark, shown as '\ufeff1'
         return (f"{where}: the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which ranked lists do "
                 "not have; save it without one (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' <file>)")
+    marked = unicode_mark(line) if line_no == 1 else None
+    if marked is not None:  # saved as "Unicode" by an editor: every other byte is 0
+        return (f"{where}: the file is {marked} text (it starts with that encoding's byte-order mark); ranked lists "
+                f"are plain ASCII: re-save it as UTF-8 (e.g. iconv -f {marked} -t UTF-8 <file>)")
     if err == _BAD_TOKEN:
         return f"{where}: token {token_no} ({token!r}) is not 0 or 1 (relevance of list position {token_no - 2})"
     if err == _MISSING_SIZE:

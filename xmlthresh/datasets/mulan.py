@@ -30,9 +30,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from xmlthresh.data.arff import TEXT_KINDS, check_same_attributes, count_missing, read_arff, select_columns
+from xmlthresh.data.arff import (TEXT_KINDS, check_finite_columns, check_same_attributes, count_missing, read_arff,
+                                  select_columns)
 from xmlthresh.data.arff_labels import binary_label_matrix
-from xmlthresh.data.download import DataUnavailableError, RemoteFile, ensure_file
+from xmlthresh.data.download import DataUnavailableError, RemoteFile, check_once, ensure_file
 from xmlthresh.data.feature_cache import cached_build
 from xmlthresh.data.feature_encoding import FeatureEncoder
 from xmlthresh.data.multilabel import MultiLabelData
@@ -147,15 +148,20 @@ class MulanDataset(Dataset):
     def layout(self) -> "MulanLayout":
         """The folder's files; a missing known folder (or a missing file of it) is downloaded first."""
         folder = self.folder()
+        known = [] if self.path is not None else [
+            remote for relpath, remote in KNOWN_FILES.items() if relpath.split("/")[0] == folder.name]
         try:
-            return discover(folder, self.name)
+            layout = discover(folder, self.name)
         except DataUnavailableError:
-            known = [remote for relpath, remote in KNOWN_FILES.items() if relpath.split("/")[0] == folder.name]
-            if self.path is not None or not known:
+            if not known:
                 raise
-        for remote in known:
-            ensure_file(remote)
-        return discover(folder, self.name)
+            for remote in known:
+                ensure_file(remote)
+            return discover(folder, self.name)
+        for remote in known:  # a published file already here: a cut or edited copy is said (once per version)
+            if remote.local_path.is_file():
+                check_once(remote.local_path, remote.sha256)
+        return layout
 
 
 class MulanLayout:
@@ -173,6 +179,10 @@ class MulanLayout:
 
 def discover(folder: Path, name: str) -> MulanLayout:
     """Find the XML and the ARFF files in ``folder`` (see the module docstring for the names)."""
+    if folder.is_file():
+        raise DataUnavailableError(
+            f"{folder} is a file; a Mulan data set is the folder that holds its <name>.xml and ARFF files: "
+            f"dataset.path={folder.parent}")
     if not folder.is_dir():
         raise DataUnavailableError(
             f"{folder} does not exist: put the Mulan files of {name!r} (<name>.xml and <name>-train.arff / "
@@ -285,6 +295,8 @@ def build_mulan(name: str, layout: MulanLayout, validation_fraction: float = 0.2
                                "cannot be features; list them in drop_attributes")
     if not feature_columns:
         raise MulanFormatError(f"{reference.source}: no feature attributes left besides the {len(label_columns)} labels")
+    for table in tables.values():
+        check_finite_columns(table, feature_columns)
     label_attributes = [reference.attributes[j] for j in label_columns]
     labels: dict[str, Any] = {}
     missing_labels: dict[str, int] = {}

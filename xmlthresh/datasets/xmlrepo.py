@@ -32,10 +32,13 @@ import scipy.sparse as sp
 from xmlthresh.data.download import DataUnavailableError
 from xmlthresh.data.feature_cache import cached_build
 from xmlthresh.data.multilabel import MultiLabelData
+from xmlthresh.data.score_format import BYTES_PER_LABEL
 from xmlthresh.data.stratify import stratified_holdout
+from xmlthresh.data.text_encoding import read_text
 from xmlthresh._util.paths import data_dir
 from xmlthresh.datasets.base import Dataset
 from xmlthresh.datasets.registry import DATASETS
+from xmlthresh.validation import check_memory
 
 #: bump when the loader's output for the same files and parameters changes (invalidates cache entries)
 LOADER_VERSION = 1
@@ -137,6 +140,9 @@ def _resolve(path: str, base: Path | None = None) -> Path:
     candidate = Path(path).expanduser()
     if not candidate.is_absolute():
         candidate = (base if base is not None else data_dir()) / candidate
+    if candidate.is_dir():
+        raise DataUnavailableError(f"{candidate} is a folder; give the data file itself (the file whose first line "
+                                   "is 'N D L')")
     if not candidate.is_file():
         where = f"beside the data file in {base}" if base is not None else f"under the data directory {data_dir()}"
         raise DataUnavailableError(f"{candidate} does not exist (relative paths are looked up {where}; "
@@ -147,7 +153,7 @@ def _resolve(path: str, base: Path | None = None) -> Path:
 def read_xmlrepo(path: Path) -> SparseFile:
     """Parse one data file of the repository's format (see the module docstring)."""
     path = Path(path)
-    lines = path.read_text(encoding="utf-8", errors="strict").splitlines()
+    lines = read_text(path).splitlines()
     header_at = next((i for i, line in enumerate(lines) if line.strip()), None)
     if header_at is None:
         raise _error(path, None, "the file is empty (expected a header 'N D L')")
@@ -156,6 +162,9 @@ def read_xmlrepo(path: Path) -> SparseFile:
         raise _error(path, header_at + 1, f"header {lines[header_at].strip()[:40]!r} is not 'N D L' "
                                           "(documents, features, labels)")
     n_docs, n_features, n_labels = (int(token) for token in header)
+    check_memory(f"{path} line {header_at + 1}: the header declares {n_labels:,} labels and {n_features:,} features; "
+                 "the per-label and per-feature arrays", (n_labels + n_features) * BYTES_PER_LABEL,
+                 "check the header 'N D L' (documents, features, labels)")
     body = lines[header_at + 1:]
     while body and not body[-1].strip():
         body.pop()

@@ -1,0 +1,120 @@
+"""Data files that are nearly right: text in another Unicode encoding or with a stray byte, a folder where a
+file belongs (or a file where the folder belongs), an infinite value, a header declaring more than memory
+holds, and a published file that is no longer the published one. Each is read correctly or named in one
+line with the file, the line and the fix."""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+from xmlthresh._util.notices import DataWarning
+from xmlthresh.data.arff import check_finite_columns, parse_arff, read_arff
+from xmlthresh.data.download import RemoteFile, ensure_file
+from xmlthresh.data.ranked_list_format import read_ranked_lists
+from xmlthresh.data.text_encoding import TextEncodingError, decode_text, unicode_mark
+from xmlthresh.datasets.mulan import MulanDataset, discover
+from xmlthresh.datasets.xmlrepo import _resolve, read_xmlrepo
+from xmlthresh.validation import InputError
+
+ARFF = ("@relation t\n@attribute f1 numeric\n@attribute l1 {0,1}\n@data\n"
+        "0.5,1\n1.5,0\n")
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("encoding, mark", [("utf-16", "UTF-16"), ("utf-32", "UTF-32"), ("utf-8-sig", "UTF-8")])
+def test_text_with_a_unicode_mark_is_decoded_by_it(encoding, mark):
+    raw = "h\u00e9llo\nw\n".encode(encoding)
+    assert unicode_mark(raw) == mark
+    assert decode_text(raw, "f.txt") == "h\u00e9llo\nw\n"
+
+
+@pytest.mark.fast
+def test_a_byte_that_is_not_utf8_is_named_by_file_line_and_byte():
+    with pytest.raises(TextEncodingError, match=r"^f\.txt line 2: not UTF-8 text \(byte 0xe9\); re-save the file as UTF-8$"):
+        decode_text(b"ok\nbad \xe9\n", "f.txt")
+    assert decode_text(b"caf\xe9", "f.txt", fallback="latin-1") == "caf\u00e9"
+
+
+@pytest.mark.fast
+def test_an_arff_file_saved_as_utf16_reads_as_its_utf8_copy(tmp_path):
+    (tmp_path / "a.arff").write_bytes(ARFF.encode("utf-16"))
+    (tmp_path / "b.arff").write_text(ARFF, encoding="utf-8")
+    a, b = read_arff(tmp_path / "a.arff"), read_arff(tmp_path / "b.arff")
+    assert (a.values == b.values).all() and [x.name for x in a.attributes] == [x.name for x in b.attributes]
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("value", ["inf", "-inf"])
+def test_an_infinite_feature_value_is_named_by_line_and_attribute(value):
+    dense = parse_arff(ARFF.replace("1.5,0", f"{value},0"), source="t.arff")
+    assert dense.values[1, 0] == float(value)  # the reader keeps what the file says
+    with pytest.raises(ValueError, match=rf"t\.arff line 6: attribute 'f1' has the value {value}; values must be "
+                                         r"finite \(write \? for a missing value\)"):
+        check_finite_columns(dense, [0])
+    check_finite_columns(dense, [1])  # a label column is not a feature
+    sparse = parse_arff(ARFF.replace("0.5,1\n1.5,0", "{0 0.5,1 1}\n{0 " + value + "}"), source="t.arff")
+    with pytest.raises(ValueError, match=r"t\.arff line 6: attribute 'f1'"):
+        check_finite_columns(sparse, [0])
+
+
+@pytest.mark.fast
+def test_a_ranked_list_file_saved_as_utf16_says_so(tmp_path):
+    path = tmp_path / "l.txt"
+    path.write_bytes("1 2 1 0 1\n2 1 0 1 0\n".encode("utf-16"))
+    with pytest.raises(ValueError, match=r"line 1: the file is UTF-16 text .* re-save it as UTF-8"):
+        read_ranked_lists(path)
+
+
+@pytest.mark.fast
+def test_an_xmlrepo_file_with_a_latin1_byte_names_the_line(tmp_path):
+    path = tmp_path / "x.txt"
+    path.write_bytes(b"2 2 2\n0 0:1.0\n1 1:1.0 \xe9\n")
+    with pytest.raises(InputError, match=r"x\.txt line 3: not UTF-8 text \(byte 0xe9\)"):
+        read_xmlrepo(path)
+
+
+@pytest.mark.fast
+def test_an_xmlrepo_header_declaring_more_labels_than_memory_holds_is_refused_before_reading(tmp_path, monkeypatch):
+    monkeypatch.setenv("XMLTHRESH_MAX_MEMORY", "1G")
+    path = tmp_path / "x.txt"
+    path.write_text("2 4 1000000000000\n0 0:1.0\n1 1:1.0\n")
+    with pytest.raises(InputError, match=r"x\.txt line 1: the header declares 1,000,000,000,000 labels and 4 "
+                                         r"features; .* check the header 'N D L'"):
+        read_xmlrepo(path)
+
+
+@pytest.mark.fast
+def test_a_folder_where_the_data_file_belongs_is_named_as_such(tmp_path, monkeypatch):
+    monkeypatch.setenv("XMLTHRESH_DATA", str(tmp_path))
+    (tmp_path / "berger" / "Example.txt").mkdir(parents=True)
+    remote = RemoteFile("berger/Example.txt", "http://127.0.0.1:9/Example.txt", "0" * 64)
+    with pytest.raises(Exception, match=r"Example\.txt is not a file \(a folder\?\); remove it"):
+        ensure_file(remote)
+    with pytest.raises(Exception, match=r"is a folder; give the data file itself"):
+        _resolve(str(tmp_path / "berger"))
+
+
+@pytest.mark.fast
+def test_a_file_given_as_a_mulan_folder_names_its_folder(tmp_path):
+    (tmp_path / "t-train.arff").write_text(ARFF)
+    with pytest.raises(Exception, match=rf"t-train\.arff is a file; .* dataset\.path={tmp_path}$"):
+        discover(tmp_path / "t-train.arff", "t")
+
+
+@pytest.mark.fast
+def test_a_published_mulan_file_cut_short_is_said(tmp_path, monkeypatch, real_data):
+    shutil.copytree(real_data / "emotions", tmp_path / "emotions")
+    test_file = tmp_path / "emotions" / "emotions-test.arff"
+    raw = test_file.read_bytes()
+    test_file.write_bytes(raw[: raw.rfind(b"\n", 0, len(raw) // 2) + 1])
+    monkeypatch.setenv("XMLTHRESH_DATA", str(tmp_path))
+    monkeypatch.setenv("XMLTHRESH_CACHE", str(tmp_path / "cache"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        MulanDataset(name="emotions").layout()
+    assert [str(w.message) for w in caught if issubclass(w.category, DataWarning)
+            and "emotions-test.arff is not the published file" in str(w.message)]
