@@ -27,6 +27,7 @@ from xmlthresh.config import plugins  # noqa: F401  (registries load the plugins
 from xmlthresh.result import ThresholdResult
 from xmlthresh.strategies import STRATEGIES, BaseStrategy
 from xmlthresh.validation import InputError, check_bool, check_label_names, check_labels, check_scores
+from xmlthresh._util.registry import UnknownNameError
 
 
 def fit_thresholds(scores: Any, labels: Any, strategy: str = "domain", beta: float = 1.0, *,
@@ -185,7 +186,31 @@ def make_strategy(name: str, beta: float, params: dict[str, Any]) -> BaseStrateg
         what = f"the class {name.__name__}" if isinstance(name, type) else f"a {type(name).__name__}"
         raise InputError(f"strategy must be a strategy's name (text), got {what}; e.g. {hint}, its parameters as "
                          "keyword arguments")
+    if name not in STRATEGIES:
+        call = _preset_as_call(name)
+        if call is not None:
+            raise UnknownNameError(f"strategy {name!r} is a preset of the command line (strategy={name}), not a "
+                                   f"strategy; in Python it reads {call}")
     return STRATEGIES.build(name, {"beta": beta, **params})  # a plugin's name loads the plugins
+
+
+def _preset_as_call(name: str) -> str | None:
+    """``fit_thresholds(S, Y, 'domain', min_precision=0.1)`` for a strategy preset of the command line
+    (``transfer/domain_floor``): its strategy and the parameters it sets apart from that strategy's own option;
+    None when ``name`` is no preset (or the framework that composes them is not installed)."""
+    from xmlthresh.config.options import options
+
+    if name not in [option.name for option in options("strategy")]:
+        return None
+    try:
+        from xmlthresh.config.compose import compose
+
+        preset = dict(compose([f"strategy={name}"])["strategy"])
+        base = dict(compose([f"strategy={preset['name']}"])["strategy"])
+    except Exception:  # noqa: BLE001 - without Hydra (the lean install) or a broken option: the plain refusal
+        return None
+    changed = "".join(f", {key}={value!r}" for key, value in preset.items() if key != "name" and base.get(key) != value)
+    return f"fit_thresholds(scores, labels, {preset['name']!r}{changed})"
 
 
 def _label_names(label_names: Sequence[Any] | None, n_labels: int) -> np.ndarray:
@@ -245,7 +270,7 @@ def _frame_values(frame: Any, what: str) -> np.ndarray:
                          f"{sorted(set(map(str, frame.dtypes)))}); convert them, e.g. frame.astype(float)") from None
 
 
-def load_dataset(name: str, /, *, seed: int = 0, **params: Any) -> Any:
+def load_dataset(name: str | None = None, /, *, seed: int = 0, **params: Any) -> Any:
     """Load a data set by its option name, as the command line loads it.
 
     Raw files are looked up under ``$XMLTHRESH_DATA`` (downloaded and verified on first use when their
@@ -300,6 +325,10 @@ def load_dataset(name: str, /, *, seed: int = 0, **params: Any) -> Any:
     from xmlthresh.config.seeds import run_seed
 
     known = [option.name for option in options("dataset")]
+    if name is None:  # load_dataset(name="synthetic"): name= is the setting of the options that have one
+        raise InputError(f"load_dataset needs the dataset option as its first argument (load_dataset("
+                         f"{params.get('name', 'synthetic')!r})); name= sets the parameter of the options that have "
+                         "one (load_dataset('mulan', name='emotions'))")
     if name not in known:
         raise UnknownNameError(f"unknown dataset {name!r}; known: {', '.join(known)}")
     try:  # the options are composed as the command line composes them: by Hydra, part of the framework

@@ -42,6 +42,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, indexable
 
 from xmlthresh._util.errors import first_line
+from xmlthresh._util.typed_params import MAX_SEED
 from xmlthresh.api import align_frames, fit_thresholds, make_strategy
 from xmlthresh.metrics import f_macro_score
 from xmlthresh.result import ThresholdResult
@@ -223,6 +224,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise InputError(f"strategy_params must not hold {', '.join(map(repr, taken))}: "
                              f"{'; '.join(ARGUMENTS_SET_HERE[key] for key in taken)}")
         make_strategy(self.strategy, self.beta, params)  # fail before any fitting
+        _check_random_state(self.random_state)
         if y is None:
             raise ValueError("ThresholdClassifier requires y to be passed, but the target y is None")
         X, Y = indexable(X, y)
@@ -512,3 +514,17 @@ def _response(estimator: Any, X: Any, response_method: str, shape: tuple[int, in
                          f"labels) = {tuple(shape)}: ThresholdClassifier needs a multi-label classifier (e.g. "
                          "OneVsRestClassifier(LogisticRegression()))")
     return out
+
+
+def _check_random_state(value: Any) -> None:
+    """What scikit-learn's splitters take as ``random_state``: None, a seed in [0, 2**32 - 1] or a
+    ``numpy.random.RandomState``; their own refusals named no parameter ("Seed must be between 0 and 2**32 - 1")
+    and a ``numpy.random.Generator`` is not among them."""
+    if value is None or isinstance(value, np.random.RandomState):
+        return
+    if isinstance(value, Integral) and not isinstance(value, bool) and 0 <= value <= MAX_SEED:
+        return
+    raise InputError(f"random_state must be None, a seed in [0, {MAX_SEED}] or a numpy.random.RandomState (what "
+                     f"scikit-learn's splitters take), got {value!r}"
+                     + ("; for a Generator g, pass int(g.integers(2**32))" if isinstance(value, np.random.Generator)
+                        else ""))

@@ -20,6 +20,10 @@ from xmlthresh.validation import InputError, check_beta, check_labels
 
 sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 
+#: the objective of a strategy that maximises F-macro itself on the fit data (its bounds bracket its F-macro);
+#: strategies that fit a modified objective (smoothed, capped, plug-in) name theirs
+EMPIRICAL_OBJECTIVE = "empirical F-macro"
+
 
 def safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den with 0 where den == 0 (precision of an empty prediction is 0 by convention)."""
@@ -132,9 +136,15 @@ def evaluate(tp: np.ndarray, cut: np.ndarray, n_relevant: np.ndarray, beta: floa
     if not tp.shape == cut.shape == n_relevant.shape or tp.ndim != 1:
         raise InputError(f"tp, cut and n_relevant must be 1-D with one entry per label, got shapes {tp.shape}, "
                          f"{cut.shape} and {n_relevant.shape}")
+    for what, counts in (("tp", tp), ("cut", cut), ("n_relevant", n_relevant)):
+        whole = counts.dtype.kind in "iu" or (counts.dtype.kind == "f" and bool(np.all(np.isfinite(counts)))
+                                             and bool(np.all(counts == np.round(counts))))
+        if not whole:  # a fractional count was truncated by the cast to integers, with no word
+            raise InputError(f"{what} must hold whole counts of documents (integers), got {counts[:5].tolist()}"
+                             f"{' ...' if counts.size > 5 else ''} ({counts.dtype})")
     if np.any(n_relevant <= 0):
         raise InputError("metrics are defined over labels with at least one relevant document; drop the others")
-    tp, cut = tp.astype(np.int64), cut.astype(np.int64)
+    tp, cut, n_relevant = tp.astype(np.int64), cut.astype(np.int64), n_relevant.astype(np.int64)
     if np.any(tp < 0) or np.any(tp > cut) or np.any(tp > n_relevant):
         bad = int(np.flatnonzero((tp < 0) | (tp > cut) | (tp > n_relevant))[0])
         raise InputError(f"counts that cannot be: label {bad} has tp {tp[bad]}, cut {cut[bad]} and n_relevant "

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from xmlthresh import __version__
 from xmlthresh._util.errors import first_line
 from xmlthresh._util.files import jsonable
+from xmlthresh.metrics import EMPIRICAL_OBJECTIVE
 from xmlthresh.thresholds import apply_thresholds
 from xmlthresh.validation import InputError, check_label_names, check_scores
 
@@ -71,8 +72,12 @@ class ThresholdResult:
     f_macro : float
         F-macro = F_beta(mean precision, mean recall) of the rule on the fit data.
     lower_bound, upper_bound : float or None
-        Certified bounds on the optimum over all threshold vectors *on the fit data* (None when the strategy
-        certifies nothing). They say nothing about new documents: ``f_macro_interval`` does.
+        Certified bounds on the optimum over all threshold vectors *on the fit data* of the objective the
+        strategy maximised, ``report()["objective"]`` (None when the strategy certifies nothing). That is the
+        empirical F-macro, unless the strategy fits a modified one (``pooled``, ``smoothing`` > 0, a cap on
+        predictions, ``pu``'s plug-in F-macro): then the bounds are of that objective and need not bracket
+        ``f_macro``, and the one-line form says so. They say nothing about new documents:
+        ``f_macro_interval`` does.
     strategy : str
         The strategy's registry name.
     params : dict
@@ -155,7 +160,10 @@ class ThresholdResult:
     def __repr__(self) -> str:
         """One line: the strategy, the label count, F-macro and the certificate (the fields would be
         thousands of thresholds)."""
-        bounds = "" if self.lower_bound is None else f", bounds=[{self.lower_bound:.6g}, {self.upper_bound:.6g}]"
+        objective = self._report.get("objective")
+        of = "" if objective in (None, EMPIRICAL_OBJECTIVE) else f" of the objective {objective!r}"
+        bounds = "" if self.lower_bound is None else (
+            f", bounds{of}=[{self.lower_bound:.6g}, {self.upper_bound:.6g}]")
         interval = "" if self.f_macro_interval is None else (
             f", interval={self.interval_level:g}:[{self.f_macro_interval[0]:.4g}, {self.f_macro_interval[1]:.4g}]")
         return (f"ThresholdResult(strategy={self.strategy!r}, n_labels={self.n_labels}, beta={self.beta:g}, "

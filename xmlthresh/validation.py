@@ -299,7 +299,7 @@ def check_labels(labels: Any, shape: tuple[int, int], *, what: str = "labels",
                              f"{exc}") from None
         if matrix.ndim != 2:
             raise InputError(f"{what} must be 2-D (documents x labels), got {matrix.ndim}-D with shape "
-                             f"{matrix.shape}; {_reshape_hint(matrix, shape[1], what)}")
+                             f"{matrix.shape}; {_reshape_hint(matrix, shape[1] if len(shape) == 2 else None, what)}")
         values = matrix
     if tuple(matrix.shape) != tuple(shape):
         raise InputError(f"{shape_of} and {what} differ in shape: {shape_of} {tuple(shape)}, {what} "

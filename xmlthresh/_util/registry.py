@@ -128,6 +128,9 @@ class Registry(Generic[T]):
         ...
         xmlthresh._util.registry.UnknownNameError: unknown strategy 'nosuch'; known: ...
         """
+        if not isinstance(name, str):  # None, a number, a list: not a name (and not importable)
+            raise UnknownNameError(f"a {self.kind} is named by a text ({', '.join(self.names()) or '(none)'}), got "
+                                   f"{name!r} ({type(name).__name__})")
         if name not in self._entries:
             self._import_module_named(name)
         if name not in self._entries:
@@ -183,6 +186,9 @@ class Registry(Generic[T]):
         xmlthresh._util.registry.ConfigError: strategy 'domain' has no parameter(s) bta; its parameters: ...
         """
         cls = self.get(name)
+        if params is not None and not isinstance(params, Mapping):
+            raise ConfigError(f"the parameters of {self.kind} {name!r} are a mapping of names to values (a dict), "
+                              f"got {type(params).__name__} {params!r:.60}")
         params = dict(params or {})
         what = f"{self.kind} {name!r}"
         reason = _unavailable_reason(cls) if check_available else ""

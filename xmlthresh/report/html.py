@@ -34,6 +34,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from xmlthresh.metrics import EMPIRICAL_OBJECTIVE
 from xmlthresh.report.figures import FigureSpec, log_axis, figure_points
 
 #: the MLflow UI of ``make ui`` (loopback, port 5000); ``python -m xmlthresh.report --ui-url`` for another
@@ -63,8 +64,6 @@ _METRIC_COLUMNS = (
 #: the key columns kept in view (``position: sticky``) when the table scrolls sideways: the first two of these
 #: that the table has (a CDE table: its data set and estimator)
 FROZEN_KEYS = ("dataset", "cde_dataset", "strategy", "estimator")
-#: the objective a strategy names when its bounds are those of the plain F-macro
-EMPIRICAL = "empirical F-macro"
 #: significant digits of other numbers (extra metrics, the standard error)
 DIGITS = 6
 
@@ -236,12 +235,12 @@ def _with_bounds(table: pd.DataFrame) -> pd.DataFrame:
         if not (own[index] or fit[index]):
             of.append(None), title.append(""), other.append(False)
             continue
-        objective = objectives[index] if isinstance(objectives[index], str) else EMPIRICAL
+        objective = objectives[index] if isinstance(objectives[index], str) else EMPIRICAL_OBJECTIVE
         where = "the documents of this row's F-macro" if own[index] else "the fit split (see fit F-macro)"
-        short = "F-macro" if objective == EMPIRICAL else objective.split(" (")[0]
+        short = "F-macro" if objective == EMPIRICAL_OBJECTIVE else objective.split(" (")[0]
         of.append(short if own[index] else f"{short}, fit split")
         title.append(f"the bounds hold for the optimum of the {objective} on {where}")
-        other.append(objective != EMPIRICAL or not own[index])
+        other.append(objective != EMPIRICAL_OBJECTIVE or not own[index])
     shown["bounds_of"], shown["bounds_title"], shown["bounds_other"] = of, title, other
     return shown
 

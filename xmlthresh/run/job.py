@@ -16,6 +16,7 @@ from xmlthresh import __version__
 from xmlthresh._util.files import write_json_atomic
 from xmlthresh.config import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
 from xmlthresh._util.registry import ConfigError
+from xmlthresh.metrics import EMPIRICAL_OBJECTIVE
 from xmlthresh.run.sweep import mark_resumed, parent_run_id, resumable_run
 from xmlthresh.tracking.mlflow_runs import (CONFIG_HASH_TAG, OBJECTIVE_TAG, OVERRIDES_TAG, config_hash, git_commit,
                                             numeric_metrics, read_sweep_store)
@@ -267,7 +268,7 @@ def summary(result: Mapping[str, Any]) -> str:
             fixed_text = "" if fixed is None else ("; fixed point of V: yes" if fixed else "; fixed point of V: none")
             low, up = result[f"{prefix}lower_bound"], result[f"{prefix}upper_bound"]
             objective = result.get(f"{prefix}objective")
-            of = f" [{objective}]" if objective and objective != "empirical F-macro" else ""
+            of = f" [{objective}]" if objective and objective != EMPIRICAL_OBJECTIVE else ""
             lines.append(f"  {label}{of}: {low:.7f} <= optimum <= {up:.7f} (gap {up - low:.2e}){fixed_text}")
     if result.get("f_macro_interval"):
         low, high = result["f_macro_interval"]

@@ -60,8 +60,8 @@ from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.data.evaluation import evaluate_cuts
 from xmlthresh._util.lazy_imports import lazy_module
 from xmlthresh._util.notices import IgnoredSettingWarning, PredictAllWarning, warn
-from xmlthresh.metrics import evaluate, f_beta_raw
-from xmlthresh.validation import check_beta, check_labels, check_scores
+from xmlthresh.metrics import EMPIRICAL_OBJECTIVE, evaluate, f_beta_raw
+from xmlthresh.validation import InputError, check_beta, check_labels, check_scores
 from xmlthresh.strategies.fitted import FittedRule
 from xmlthresh.strategies.params import EstimatorParams, not_fitted
 
@@ -441,6 +441,10 @@ class ThresholdStrategy(BaseStrategy):
         >>> model.cuts_.tolist(), round(model.f_macro_, 4), model.upper_bound_ >= model.f_macro_
         ([3, 3], 0.8, True)
         """
+        if not isinstance(lists, RankedLists):  # a score matrix given here failed on a missing attribute
+            raise InputError(f"fit_lists takes RankedLists (xmlthresh.load_dataset, RankedLists.from_relevance_lists), "
+                             f"got {type(lists).__name__}; for a score matrix and its labels use fit(scores, labels) "
+                             "or xmlthresh.fit_thresholds")
         self._check_params()
         kept = lists.n_relevant > 0
         kept_lists = lists if kept.all() else lists.select_labels(kept)
@@ -558,7 +562,7 @@ class PrecisionControlMixin:
         candidates = with_predicted_cap(candidates, cap, lists.list_length)
         candidates = smoothed(candidates, strength)
         floored = with_precision_floor(candidates, floor)
-        objective = "empirical F-macro" if strength == 0 else f"F-macro with precision smoothed by {strength:g} pseudo-documents"
+        objective = EMPIRICAL_OBJECTIVE if strength == 0 else f"F-macro with precision smoothed by {strength:g} pseudo-documents"
         if floor > 0:
             objective += f", precision >= {floor:g}"
         if np.isfinite(cap):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from xmlthresh.metrics import EMPIRICAL_OBJECTIVE
 from xmlthresh.tracking.mlflow_runs import flatten
 
 #: result fields that are settings, not measurements (logged as params, not metrics)
@@ -22,7 +23,7 @@ def bounds_objective(result: Mapping[str, Any]) -> str | None:
     none; None for a result without bounds."""
     for prefix in ("", "fit_"):
         if result.get(f"{prefix}lower_bound") is not None or result.get(f"{prefix}upper_bound") is not None:
-            return str(result.get(f"{prefix}objective") or "empirical F-macro")
+            return str(result.get(f"{prefix}objective") or EMPIRICAL_OBJECTIVE)
     return None
 
 

@@ -1,0 +1,100 @@
+"""The public functions below ``fit_thresholds`` keep its error contract: a registry given something that is
+not a name or not a mapping, a command-line preset given as a strategy, ``load_dataset`` given its option by
+keyword, 1-D label vectors to a metric, fractional counts, a score matrix where ranked lists belong, a seed
+scikit-learn cannot take, and bounds of a modified objective shown as such."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.multiclass import OneVsRestClassifier
+
+import xmlthresh
+from xmlthresh.metrics import evaluate, f_macro_score
+from xmlthresh.strategies import STRATEGIES
+from xmlthresh.validation import InputError
+
+
+def _problem(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    labels = rng.random((60, 5)) < 0.3
+    labels[:3] = True
+    return labels + rng.standard_normal(labels.shape), labels
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("name", [None, 3, ["domain"]])
+def test_a_registry_given_no_text_lists_the_names(name):
+    with pytest.raises(InputError, match=r"a strategy is named by a text \(coordinate, domain, .*\), got "):
+        STRATEGIES.get(name)
+
+
+@pytest.mark.fast
+def test_registry_parameters_that_are_not_a_mapping_are_named():
+    with pytest.raises(InputError, match=r"the parameters of strategy 'domain' are a mapping of names to values "
+                                         r"\(a dict\), got list \['refine'\]"):
+        STRATEGIES.build("domain", ["refine"])
+
+
+@pytest.mark.fast
+def test_a_command_line_preset_given_as_a_strategy_reads_as_its_call():
+    scores, labels = _problem()
+    with pytest.raises(InputError, match=r"strategy 'transfer/domain_floor' is a preset of the command line "
+                                         r"\(strategy=transfer/domain_floor\), not a strategy; in Python it reads "
+                                         r"fit_thresholds\(scores, labels, 'domain', min_precision=0\.1\)$"):
+        xmlthresh.fit_thresholds(scores, labels, "transfer/domain_floor")
+    with pytest.raises(InputError, match=r"unknown strategy 'nosuch'; known: "):
+        xmlthresh.fit_thresholds(scores, labels, "nosuch")
+
+
+@pytest.mark.fast
+def test_load_dataset_given_its_option_by_keyword_says_it_is_the_first_argument():
+    with pytest.raises(InputError, match=r"load_dataset needs the dataset option as its first argument "
+                                         r"\(load_dataset\('synthetic'\)\)"):
+        xmlthresh.load_dataset(name="synthetic")
+
+
+@pytest.mark.fast
+def test_one_dimensional_label_vectors_to_a_metric_get_the_reshape_advice():
+    with pytest.raises(InputError, match=r"y_true must be 2-D \(documents x labels\), got 1-D with shape \(3,\); "
+                                         r"one label is a column: y_true\.reshape\(-1, 1\)"):
+        f_macro_score(np.array([1, 0, 1]), np.array([1, 1, 0]))
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("tp", [[1.5, 2], ["a", "b"], [np.nan, 2]])
+def test_counts_that_are_not_whole_numbers_are_refused(tp):
+    with pytest.raises(InputError, match=r"tp must hold whole counts of documents \(integers\)"):
+        evaluate(tp, [2, 2], [2, 4])
+    assert evaluate([1.0, 2.0], [2, 2], [2, 4]) == evaluate([1, 2], [2, 2], [2, 4])
+
+
+@pytest.mark.fast
+def test_a_score_matrix_given_to_fit_lists_points_to_fit():
+    scores, _ = _problem()
+    with pytest.raises(InputError, match=r"fit_lists takes RankedLists .* got ndarray; for a score matrix and its "
+                                         r"labels use fit\(scores, labels\)"):
+        STRATEGIES.get("domain")().fit_lists(scores)
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("random_state", [-1, 2**32, 1.5, "0", np.random.default_rng(0)])
+def test_a_random_state_scikit_learn_cannot_take_names_random_state(random_state):
+    scores, labels = _problem()
+    X = scores[:, :3]
+    classifier = xmlthresh.ThresholdClassifier(OneVsRestClassifier(LogisticRegression()), random_state=random_state)
+    with pytest.raises(InputError, match=r"^random_state must be None, a seed in \[0, 4294967295\] or a "
+                                         r"numpy\.random\.RandomState"):
+        classifier.fit(X, labels.astype(int))
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("strategy, params", [("pooled", {}), ("domain", {"smoothing": 5.0})])
+def test_bounds_of_a_modified_objective_say_whose_they_are(strategy, params):
+    scores, labels = _problem()
+    result = xmlthresh.fit_thresholds(scores, labels, strategy, **params)
+    objective = result.report()["objective"]
+    assert objective.startswith("F-macro with precision smoothed")
+    assert f"bounds of the objective {objective!r}=[" in repr(result)
+    assert ", bounds=[" in repr(xmlthresh.fit_thresholds(scores, labels, "domain"))
