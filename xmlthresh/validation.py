@@ -181,7 +181,11 @@ def _cgroup_room() -> int | None:
 
 
 def _gb(n_bytes: float) -> str:
-    return f"{n_bytes / 1e9:,.1f} GB" if n_bytes >= 1e8 else f"{n_bytes / 1e6:,.1f} MB"
+    """A memory size in the unit that shows it (a budget of 1 KB was "0.0 MB")."""
+    for unit, size in (("GB", 1e8), ("MB", 1e5), ("KB", 1e2)):
+        if n_bytes >= size:
+            return f"{n_bytes / (size * 10):,.1f} {unit}"
+    return f"{n_bytes:,.0f} bytes"
 
 
 def check_memory(what: str, n_bytes: float, advice: str) -> None:

@@ -18,7 +18,9 @@ from typing import Iterator, Sequence
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
+from xmlthresh._util.errors import first_line
 from xmlthresh.config.compose import register_resolvers
 
 log = logging.getLogger("xmlthresh")
@@ -31,6 +33,12 @@ def user_errors() -> tuple[type[BaseException], ...]:
     return user_error_types()
 
 
+#: the option groups every run composes (``~group`` would delete one; ``ranker`` and ``experiment`` are optional)
+REQUIRED_GROUPS = ("strategy", "dataset", "protocol", "estimator", "cde_dataset")
+#: the key of each group's options that names the registered class they build (a data set's ``name`` is a
+#: parameter of some loaders: ``dataset=mulan dataset.name=emotions``)
+REGISTRY_KEY = {"strategy": "name", "ranker": "name", "protocol": "name", "estimator": "name", "cde_dataset": "name",
+                "dataset": "loader"}
 #: ``group=option`` on the command line (``+group=``, ``++group=`` and ``group@package=`` too)
 _GROUP_OVERRIDE = re.compile(r"^\+{0,2}(?P<group>[A-Za-z_][\w/]*)(?:@[\w.]*)?=(?P<value>.*)$")
 #: arguments after which Hydra's config search path is not the one :mod:`xmlthresh.config.options` lists
@@ -52,6 +60,16 @@ def unknown_option_message(args: Sequence[str]) -> str | None:
     if any(arg.startswith(_OTHER_SEARCH_PATH) for arg in args):
         return None
     for arg in args:
+        deleted = re.fullmatch(r"~(?P<group>\w+)(=.*)?", arg)
+        if deleted is not None and deleted["group"] in REQUIRED_GROUPS:  # Hydra deleted it: a traceback later
+            group = deleted["group"]
+            return (f"{arg}: the {group} group cannot be left out (every run reads one {group} option); choose "
+                    f"another with {group}=<option> (xmlthresh list {group})")
+        renamed = re.fullmatch(r"\+{0,2}(?P<group>\w+)\.(?P<key>name|loader)=(?P<value>.*)", arg)
+        if renamed is not None and REGISTRY_KEY.get(renamed["group"]) == renamed["key"]:
+            group, value = renamed["group"], renamed["value"]
+            return (f"{arg}: {group}.{renamed['key']} is what the chosen {group} option builds, set by the option "
+                    f"itself; choose the option instead: {group}={value} (its settings come with it)")
         match = _GROUP_OVERRIDE.match(arg)
         if match is None or match["group"] not in GROUPS:
             continue
@@ -63,6 +81,9 @@ def unknown_option_message(args: Sequence[str]) -> str | None:
                       else f"give one, or sweep them: -m {group}={listed}")
             return (f"{group}={value}: a group takes one option, not a list (Hydra would merge the options into one "
                     f"config, the later overriding the earlier); {advice}")
+        if group == "experiment" and ("," in value or value.startswith(("glob(", "choice("))):
+            return (f"experiment={value}: presets cannot be swept (each holds a sweep of its own, which a sweep over "
+                    "presets drops: every job would be the default run); run one preset per command")
         if not value or any(c in value for c in "()[]{}$*'\"\\ "):
             continue
         known = [option.name for option in options(group)]
@@ -88,6 +109,7 @@ def run(args: Sequence[str] | None = None) -> None:
     if message is not None:
         print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
+    sys.argv[1:] = keys_of_swept_options(given)
     with one_line_hydra_errors():
         hydra_main()
 
@@ -149,6 +171,21 @@ def grammar_message(message: str) -> str | None:
             f"letters must be quoted for Hydra, inside the shell's quotes: '{key}=\"{value}\"'")
 
 
+def hydra_sweep_message(message: str) -> str | None:
+    """Hydra's "Sweeping over Hydra's configuration is not supported : 'hydra.sweeper.params.beta=1,2'" as the
+    fix: a sweep's values under ``hydra.sweeper.params`` are one text for Hydra, so they are quoted (as the
+    README's presets write them); other ``hydra.*`` settings cannot be swept. None for another message."""
+    found = re.search(r"Sweeping over Hydra's configuration is not supported : '(?P<override>[^']+)'", message)
+    if found is None:
+        return None
+    override = found["override"]
+    key, _, value = override.partition("=")
+    if key.startswith("hydra.sweeper.params."):
+        return (f"{override}: the values a sweeper parameter sweeps are one text for Hydra; quote them, inside the "
+                f"shell's quotes: '{key}=\"{value}\"'")
+    return f"{override}: Hydra's own settings (hydra.*) take one value; give one, and sweep the options instead"
+
+
 _NOT_IN_STRUCT = re.compile(r"Could not override '(?P<group>[A-Za-z_]\w*)\.(?P<key>[^']+)'.*Key '[^']*' is not in struct")
 
 
@@ -177,6 +214,59 @@ def missing_group_key_message(message: str, args: Sequence[str]) -> str | None:
                 f"{'has' if len(having) == 1 else 'have'} it: drop {group}.{key}, or set it in a command that "
                 f"chooses {'that option' if len(having) == 1 else 'one of those'}")
     return f"{group}.{key}: {where}, and no {group} option has it; xmlthresh list {group} describes the options"
+
+
+#: ``group.key=value`` with no ``+`` before it
+_GROUP_KEY = re.compile(r"^(?P<group>[A-Za-z_]\w*)\.(?P<key>[A-Za-z_][\w.]*)=")
+
+
+def keys_of_swept_options(args: Sequence[str]) -> list[str]:
+    """``args`` with ``group.key=value`` given as ``++group.key=value`` where a sweep chooses options of
+    ``group`` that all have ``key`` but the group's default option does not.
+
+    Why: Hydra composes a sweep's base config before it sweeps, with the group's default option and without
+    the swept choice, so ``-m strategy=linearization,linearization_region strategy.grid=10`` was refused
+    ("Could not override 'strategy.grid'") although both swept strategies have ``grid``. ``++`` is Hydra's
+    documented "set, adding the key where it is missing": the base config takes it, and every job, whose
+    option has the key, sets it as plain ``strategy.grid=10`` would."""
+    from xmlthresh.config.options import GROUPS, option_keys, options
+
+    if not any(arg in ("-m", "--multirun") for arg in args):
+        return list(args)
+    out = []
+    for arg in args:
+        match = _GROUP_KEY.match(arg)
+        if match is not None and match["group"] in GROUPS:
+            group, key = match["group"], match["key"].split(".")[0]
+            keys = {option.name: option_keys(option) for option in options(group)}
+            chosen = swept_options(group, args, list(keys))
+            default = chosen_options(group, [])
+            if len(chosen) > 1 and all(key in keys.get(name, set()) for name in chosen) \
+                    and not all(key in keys.get(name, set()) for name in default):
+                arg = f"++{arg}"
+        out.append(arg)
+    return out
+
+
+def swept_options(group: str, args: Sequence[str], known: Sequence[str]) -> list[str]:
+    """The options of ``group`` a sweep's ``group=a,b`` or ``group=glob(...)`` chooses (``known``: the group's
+    option names, which a glob is matched against); empty when the command line does not sweep the group."""
+    import fnmatch
+
+    for arg in reversed(args):
+        match = _GROUP_OVERRIDE.match(arg)
+        if match is None or match["group"] != group:
+            continue
+        value = match["value"].strip()
+        globbed = re.fullmatch(r"glob\((?P<inner>.*)\)", value)
+        if globbed is None:
+            return [name.strip() for name in value.split(",") if name.strip()] if "," in value else []
+        include, _, exclude = globbed["inner"].partition("exclude=")
+        patterns = [p.strip(" []'\"") for p in include.rstrip(", ").split(",") if p.strip(" []'\"")]
+        excluded = [p.strip(" []'\"") for p in exclude.split(",") if p.strip(" []'\"")]
+        return [name for name in known if any(fnmatch.fnmatch(name, p) for p in patterns)
+                and not any(fnmatch.fnmatch(name, p) for p in excluded)]
+    return []
 
 
 def chosen_options(group: str, args: Sequence[str]) -> list[str]:
@@ -220,8 +310,9 @@ def one_line_hydra_errors() -> Iterator[None]:
         if user_wants_traceback:
             raise
         message = hydra_message(exc)
-        print(f"xmlthresh: error: {missing_group_key_message(message, sys.argv[1:]) or grammar_message(message) or message}",
-              file=sys.stderr)
+        message = (missing_group_key_message(message, sys.argv[1:]) or grammar_message(message)
+                   or hydra_sweep_message(message) or message)
+        print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
     except HydraException as exc:  # Hydra's own refusals that are not "compact" (a sweep type its sweeper lacks)
         if user_wants_traceback:
@@ -266,7 +357,13 @@ def hydra_main(cfg: DictConfig) -> float | None:
               "xmlthresh --help (xmlthresh --cfg job shows them with their values)", file=sys.stderr)
         sys.exit(1)
     run_dir = Path(HydraConfig.get().runtime.output_dir)
-    container = OmegaConf.to_container(cfg, resolve=True)
+    try:
+        container = OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as exc:  # an interpolation that does not resolve (${oc.env:UNSET}, ${nosuch})
+        where = f" (in {exc.full_key})" if getattr(exc, "full_key", None) else ""
+        print(f"xmlthresh: error: {first_line(exc)}{where}; set what it refers to, or give the value itself",
+              file=sys.stderr)
+        sys.exit(1)
     tracking = container.get("tracking")
     if isinstance(tracking, dict) and tracking.get("uri"):  # relative to where the command started, not the job's
         from xmlthresh.tracking.store import absolute_sqlite_uri  # folder (hydra.job.chdir=true)

@@ -114,9 +114,11 @@ def _nothing_selected(uri: str | None, experiment: str, sweep: str | None) -> st
     return f"no finished job runs in {where}: nothing to report"
 
 
-def check_selection(runs: pd.DataFrame, reference: str | None, metrics: Sequence[str]) -> None:
+def check_selection(runs: pd.DataFrame, reference: str | None, metrics: Sequence[str],
+                    metrics_option: str = "--metrics") -> None:
     """Refuse, in one :class:`~xmlthresh._util.errors.InputError`, a ``--reference`` strategy none of the
-    selected runs used and a ``--metrics`` name none of them logged (both were silently ignored)."""
+    selected runs used and a ``--metrics`` name none of them logged (both were silently ignored);
+    ``metrics_option`` is how the metrics were given (a sweep's ``report.metrics``)."""
     from xmlthresh._util.errors import InputError
 
     if reference is not None and "strategy" in runs and reference not in set(runs["strategy"].dropna()):
@@ -126,7 +128,7 @@ def check_selection(runs: pd.DataFrame, reference: str | None, metrics: Sequence
     if missing:
         logged = sorted(column[len("metrics."):] for column in runs.attrs.get("logged_metrics", []))
         hint = f" (logged: {', '.join(logged[:30])}{', ...' if len(logged) > 30 else ''})" if logged else ""
-        raise InputError(f"--metrics: no selected run logged {', '.join(map(repr, missing))}{hint}")
+        raise InputError(f"{metrics_option}: no selected run logged {', '.join(map(repr, missing))}{hint}")
 
 
 def check_page_arguments(title: str, ui_url: str | None) -> None:

@@ -85,7 +85,8 @@ def run_job(cfg: Mapping[str, Any], run_dir: Path, resolved_yaml: str = "",
                 from xmlthresh.run.threshold_task import run_threshold_task
 
                 result, pictures = run_threshold_task(cfg, run_dir, tracker, base, _parallelism(context), draw=draw,
-                                                      ranker_asked=_ranker_asked(context))
+                                                      ranker_asked=_ranker_asked(context),
+                                                      skip_allowed=bool(context.get("multirun")))
             write_json_atomic(result_path, result)
             drawn = pictures() if pictures is not None else []  # after result.json: off the critical path
         if not result.get("skipped"):

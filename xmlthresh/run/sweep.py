@@ -108,7 +108,7 @@ class MlflowSweepCallback(Callback):
         uri = absolute_sqlite_uri(tracking.get("uri"), config.hydra.runtime.cwd) or default_tracking_uri()
         sweep_dir = Path(config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        arguments = " ".join(config.hydra.overrides.task)
+        arguments = " ".join(typed_overrides(config))
         launcher = OmegaConf.select(config, "hydra.launcher._target_", default="?")
         experiment = tracking.get("experiment", "xmlthresh")
         try:
@@ -187,13 +187,20 @@ class MlflowSweepCallback(Callback):
             run_data = results_run_data(sweep_dir)
         if runs.empty:
             log.warning("report: no job of the sweep finished, so the comparison page lists no run")
+        elif metrics:
+            from xmlthresh.report.comparison import check_selection
+
+            try:  # the sweep's results are kept: a metric no job logged is said, and its column stays empty
+                check_selection(runs, None, metrics, metrics_option="report.metrics")
+            except ValueError as exc:
+                log.warning("%s; the page shows no column for it", exc)
         reference = report.get("reference", "domain")
         if "strategy" in runs and not runs.empty and reference not in set(runs["strategy"].dropna()):
             log.warning("report.reference=%s: no job of the sweep used that strategy (strategies: %s), so the "
                         "report has no paired differences", reference, ", ".join(sorted(set(runs["strategy"]))))
         paths = write_report(runs, sweep_dir / "report", reference=reference,
                              title=report.get("title", "xmlthresh sweep"),
-                             command="xmlthresh -m " + " ".join(OmegaConf.select(config, "hydra.overrides.task", default=[]) or []),
+                             command="xmlthresh -m " + " ".join(typed_overrides(config)),
                              sweep=parent, run_data=run_data)
         study = report.get("kind")
         if study:  # a study preset: its own report (from the jobs' result.json files) beside the comparison
@@ -342,7 +349,7 @@ def sweep_values(config: DictConfig) -> dict[str, int] | None:
         if "BasicSweeper" not in str(OmegaConf.select(config, "hydra.sweeper._target_", default="")):
             return None
         params = OmegaConf.select(config, "hydra.sweeper.params") or {}
-        arguments = [f"{key}={value}" for key, value in params.items()] + list(config.hydra.overrides.task)
+        arguments = [f"{key}={value}" for key, value in params.items()] + typed_overrides(config)
         from hydra.core.override_parser.types import Glob
 
         values: dict[str, int] = {}
@@ -425,7 +432,7 @@ def job_overrides(config: DictConfig) -> list[list[str]] | None:
         if "BasicSweeper" not in str(OmegaConf.select(config, "hydra.sweeper._target_", default="")):
             return None
         params = OmegaConf.select(config, "hydra.sweeper.params") or {}
-        arguments = [f"{key}={value}" for key, value in params.items()] + list(config.hydra.overrides.task)
+        arguments = [f"{key}={value}" for key, value in params.items()] + typed_overrides(config)
         by_key: dict[str, list[str]] = {}
         for override in OverridesParser.create().parse_overrides(arguments):
             key = override.get_key_element()
@@ -599,17 +606,26 @@ def _stop_progress() -> None:
         _progress = None
 
 
+def typed_overrides(config: DictConfig) -> list[str]:
+    """The command line's overrides as typed (``hydra.overrides.task``): an override whose value is an
+    interpolation (``beta=${oc.env:B}``) is text here, not resolved (an unset variable raised where the
+    overrides were only listed)."""
+    task = OmegaConf.select(config, "hydra.overrides.task", default=None)
+    return [] if task is None else [str(text) for text in OmegaConf.to_container(task)]
+
+
 def job_context() -> dict[str, Any]:
     """Where this job runs: multirun or not, its number, sweep dir, launcher (empty outside Hydra)."""
     if not HydraConfig.initialized():
         return {}
     hydra_cfg = HydraConfig.get()
     multirun = hydra_cfg.mode.name == "MULTIRUN"
+    overrides = [str(text) for text in OmegaConf.to_container(hydra_cfg.overrides.task)]  # as typed: not resolved
     return {
         "multirun": multirun,
         "job_num": int(hydra_cfg.job.num) if multirun else 0,
         "sweep_dir": str(hydra_cfg.sweep.dir) if multirun else None,
         "launcher": OmegaConf.select(hydra_cfg, "launcher._target_", default="?"),
-        "overrides": " ".join(hydra_cfg.overrides.task),
-        "override_list": list(hydra_cfg.overrides.task),
+        "overrides": " ".join(overrides),
+        "override_list": overrides,
     }

@@ -25,6 +25,7 @@ from xmlthresh._util.files import write_text_atomic
 from xmlthresh.run.jit_notice import announce_compilation, compilation_done
 from xmlthresh.run.protocols import ProtocolSpec, fit_and_evaluate, protocol_spec
 from xmlthresh.run.references import achievable_f_macro, ceiling_f_macro
+from xmlthresh._util.notices import IgnoredSettingWarning, warn
 from xmlthresh._util.registry import ConfigError, constructor_defaults
 from xmlthresh.config.seeds import loader_seeds, run_seed, seeds_used
 from xmlthresh.strategies import STRATEGIES, BaseStrategy
@@ -73,11 +74,13 @@ def build_parts(cfg: Mapping[str, Any]) -> JobParts:
 
 def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict[str, Any],
                        parallelism: dict[str, Any], draw: bool = True,
-                       ranker_asked: bool = False) -> tuple[dict[str, Any], Pictures | None]:
+                       ranker_asked: bool = False, skip_allowed: bool = True) -> tuple[dict[str, Any], Pictures | None]:
     """Thresholds: load a data set, rank it when it has features, fit a strategy under a protocol.
 
     ``ranker_asked``: the command line chose the ranker (``ranker=...``), so a data set that is ranked
-    already is worth a warning (the config's default ranker is not). Returns the result and, when ``draw`` and the rule was fitted on ranked lists, the pictures to draw
+    already is worth a warning (the config's default ranker is not). ``skip_allowed``: a strategy that cannot
+    fit this data (``pu`` on ranked lists) gives a result marked skipped (a sweep's job) instead of an error
+    (a single run, which asked for exactly that). Returns the result and, when ``draw`` and the rule was fitted on ranked lists, the pictures to draw
     (a callable writing them into ``run_dir``): the job draws them after result.json is written."""
     # built inside the run: a configuration error is a FAILED run with its message, like any other
     parts = build_parts(cfg)
@@ -114,12 +117,21 @@ def run_threshold_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base
             "dataset": dataset.name, "beta": beta, "protocol": protocol, **spec.params(), "seed": seed, "seeds": seeds,
             "load_seconds": load_seconds, **data_info, **base}
     skipped, reason = strategy.skip(data)
+    if skipped and not skip_allowed:  # one run asked for exactly this: it cannot be done
+        raise ConfigError(f"{reason}; choose another strategy or data set (a sweep skips such combinations and goes "
+                          "on)")
     if skipped:
         log.warning("skipped: %s", reason)
         tracker.set_tags({"skipped": reason})
         return {**base, "skipped": True, "skip_reason": reason}, None
 
-    options = picture_options(cfg, _label_ids(data)) if draw else {}  # checked before any fitting
+    asked = [key for key in ("figures", "plot_labels") if cfg.get(key)]
+    options = picture_options(cfg, _label_ids(data)) if draw or asked else {}  # checked before any fitting
+    if asked and not draw:  # checked, and said: they draw nothing in this run
+        warn(f"{' and '.join(asked)} draw nothing here: this run draws no pictures (plots="
+             f"{cfg.get('plots', 'auto')}{', a sweep' if cfg.get('plots', 'auto') == 'auto' else ''}); set "
+             "plots=true to draw them", IgnoredSettingWarning)
+        options = {}
     warmup_seconds = 0.0
     if cfg.get("warm_up", True):
         started = time.perf_counter()

@@ -60,6 +60,7 @@ from xmlthresh.data.scores import ScoredSplit
 from xmlthresh.data.evaluation import evaluate_cuts
 from xmlthresh._util.lazy_imports import lazy_module
 from xmlthresh._util.notices import IgnoredSettingWarning, PredictAllWarning, warn
+from xmlthresh._util.registry import constructor_defaults
 from xmlthresh.metrics import EMPIRICAL_OBJECTIVE, evaluate, f_beta_raw
 from xmlthresh.validation import InputError, check_beta, check_labels, check_scores
 from xmlthresh.strategies.fitted import FittedRule
@@ -321,11 +322,15 @@ class ScoreStrategy(BaseStrategy):
 
 
 def _score_only_settings(strategy: Any) -> dict[str, Any]:
-    """The settings of ``strategy`` that act on scores only and are on: the pooling of score thresholds.
-    (``fallback`` is left out: ``pooled`` sets it by default, and on lists every label of the fit has a
-    relevant document or is left out, so there is nothing for it to change.)"""
+    """The settings of ``strategy`` that act on scores only and are on: the pooling of score thresholds, and a
+    ``fallback`` other than the strategy's default (``pooled``'s own default is not the user's choice; on lists
+    every label of the fit has a relevant document or is left out, so a fallback has nothing to change)."""
     pooling = getattr(strategy, "pooling", 0)
-    return {"pooling": pooling} if pooling not in (0, 0.0) else {}
+    settings = {"pooling": pooling} if pooling not in (0, 0.0) else {}
+    fallback = getattr(strategy, "fallback", None)
+    if fallback is not None and fallback != constructor_defaults(type(strategy)).get("fallback", fallback):
+        settings["fallback"] = fallback
+    return settings
 
 
 #: (strategy class, settings) already warned about in this process (a run fits the same rule more than once)
