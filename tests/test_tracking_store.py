@@ -140,7 +140,7 @@ def test_a_store_mlflow_cannot_repair_is_moved_aside_as_it_was_and_replaced(tmp_
     tracking_store.prepare_sqlite_store(db, uri, _refusing(uri, times=float("inf")))
     (kept,) = [path for path in tmp_path.iterdir() if ".broken-" in path.name]
     (line,) = _warnings(caplog)
-    assert f"moved it aside to {kept} (kept as it was) and created a new one" in line
+    assert f"moved it aside to {kept} (kept as it was, with the runs made before) and created a new one" in line
     assert mlflow.MlflowClient(f"sqlite:///{kept}").get_run(run_id).info.status == "FINISHED"  # nothing lost
     assert db.is_file() and not list(tmp_path.glob("old.db.creating-*"))
 

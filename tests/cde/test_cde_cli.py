@@ -21,7 +21,8 @@ def run_cde(*overrides: str, home: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("override, expected", [
     ("estimator=nosuch", "xmlthresh: error: unknown estimator option 'nosuch'; known: ckde, flexcode, "),
     ("cde_dataset=nosuch", "xmlthresh: error: unknown cde_dataset option 'nosuch'; known: direct_vs_approx/fork, "),
-    ("estimator.name=nosuch", "xmlthresh: error: unknown estimator 'nosuch'; known: ckde, flexcode"),
+    ("estimator.name=nosuch", "xmlthresh: error: estimator.name=nosuch: estimator.name is what the chosen estimator "
+                              "option builds, set by the option itself; choose the option instead: estimator=nosuch"),
     ("+estimator.bogus=1", "xmlthresh: error: estimator 'nnkcde' has no parameter(s) bogus; its parameters:"),
     ("+cde_dataset.bogus=1", "xmlthresh: error: cde_dataset 'surd' has no parameter(s) bogus"),
     ("estimator=flexcode estimator.floor_grid=[0.0]", "xmlthresh: error: flexcode: every value of floor_grid"),

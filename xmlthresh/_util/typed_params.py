@@ -200,7 +200,26 @@ def typed_params(kind: str, cls: type, params: Mapping[str, Any]) -> dict[str, A
             raise ParameterTypeError(f"{kind}.{key} must be a seed, an integer in [0, {MAX_SEED}], got {value!r}", key)
     infinite_ok = {name for klass in cls.__mro__ for name in vars(klass).get("infinite_params", ())}
     for key, value in converted.items():
-        if key in types_of and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) \
-                and not math.isfinite(value) and not (math.isinf(value) and key in infinite_ok):
-            raise ParameterTypeError(f"{kind}.{key} must be a finite number, got {value!r}", key)
+        if key not in types_of or key in infinite_ok:
+            continue
+        numbers_given = [value] if isinstance(value, numbers.Real) else _listed_numbers(value)
+        bad = next((number for number in numbers_given if not isinstance(number, numbers.Integral)
+                    and not math.isfinite(number)), None)
+        if bad is not None:  # in a list too: alpha=[inf,0.3] gave NaN targets, blamed on the data
+            what = "a finite number" if numbers_given == [value] else "a list of finite numbers"
+            raise ParameterTypeError(f"{kind}.{key} must be {what}, got {value!r}", key)
     return converted
+
+
+def _listed_numbers(value: Any) -> list:
+    """The real numbers of a list, tuple or array given as a parameter (nested lists flattened); [] for
+    anything else (a text is not a list of letters)."""
+    if isinstance(value, (str, bytes, collections.abc.Mapping)) or not hasattr(value, "__iter__"):
+        return []
+    found: list = []
+    for item in value:
+        if isinstance(item, numbers.Real) and not isinstance(item, bool):
+            found.append(item)
+        else:
+            found.extend(_listed_numbers(item))
+    return found

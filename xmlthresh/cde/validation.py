@@ -21,6 +21,9 @@ def _first_rows(mask: np.ndarray, limit: int = 5) -> str:
 
 def check_features(X, *, n_features: int | None = None, name: str = "X") -> np.ndarray:
     """``X`` as a finite float64 array of shape (n_samples, n_features)."""
+    if hasattr(X, "toarray") and hasattr(X, "nnz"):  # numpy's own words were "setting an array element with a sequence"
+        raise ValueError(f"{name} is a sparse matrix, which the density estimators do not take; pass {name}.toarray() "
+                         "(they work on a few dense features)")
     try:
         arr = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -29,7 +29,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from xmlthresh._util.errors import InputError
 from xmlthresh.report.figures import png_bytes
+from xmlthresh.report.result_files import read_result, result_paths
 
 #: what each CDE study report is called (``report.kind``)
 CDE_STUDIES = ("cde_sweep", "cde_density_at_x", "cde_direct_vs_approx", "cde_xanes")
@@ -44,8 +46,8 @@ def _cell(value):
 def load_cde_results(sweep_dir: Path) -> pd.DataFrame:
     """One row per finished CDE job: its scalar fields, ``data.<param>`` per data-set parameter, ``run_dir``."""
     rows = []
-    for path in sorted(Path(sweep_dir).glob("*/result.json")):
-        result = json.loads(path.read_text())
+    for path in result_paths(sweep_dir):
+        result = read_result(path)
         if result.get("skipped") or result.get("task") != "cde":
             continue
         row = {key: value for key, value in result.items() if not isinstance(value, (dict, list))}
@@ -337,8 +339,8 @@ def cde_study(study: str, sweep_dir: Path) -> tuple[str, pd.DataFrame, bytes | N
     from xmlthresh.report.tables import to_markdown
 
     results = load_cde_results(Path(sweep_dir))
-    if results.empty:
-        return f"# {study}\n\n_no finished CDE runs in {sweep_dir}_\n", results, None
+    if results.empty:  # a page saying "no finished CDE runs" read like a study of nothing
+        raise InputError(f"the {study} study reads CDE jobs (task=cde), and {sweep_dir} has no finished one")
     if study == "cde_sweep":
         table, x_key, panels = cde_sweep_table(results)
         text = (f"# Relative CDE loss against {x_key.removeprefix(PARAM)}\n\n{len(results)} runs from `{sweep_dir}`; "

@@ -205,6 +205,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except user_error_types() + mlflow_error_types() as exc:
         print(f"{PROG}: error: {first_line(exc)}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: the page is written as one unit, so none is left half-made
+        print(f"{PROG}: interrupted; no report was written", file=sys.stderr)
+        return 130
     finally:  # called as a function (tests, scripts), the process keeps its own MLflow settings
         WRITE_ELSEWHERE.reset(token)
         for key in set_here:

@@ -10,13 +10,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from xmlthresh.report.figures import png_bytes
+from xmlthresh.report.result_files import read_result, result_paths
 from xmlthresh.report.tables import to_markdown
 
 #: what each figure study report is called (``report.kind``)
@@ -26,8 +26,8 @@ FIGURE_STUDIES = ("argv",)
 def _jobs(sweep_dir: Path, needed: str) -> list[tuple[Path, dict]]:
     """(job dir, result) of every finished, non-skipped job of the sweep that wrote ``needed``."""
     jobs = []
-    for path in sorted(Path(sweep_dir).glob("*/result.json"), key=lambda p: (len(p.parent.name), p.parent.name)):
-        result = json.loads(path.read_text())
+    for path in result_paths(sweep_dir):
+        result = read_result(path)
         if not result.get("skipped") and (path.parent / needed).is_file():
             jobs.append((path.parent, result))
     return jobs

@@ -20,7 +20,6 @@ The sweep callback writes the same report when a preset sets ``report.kind``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -30,9 +29,10 @@ import pandas as pd
 
 from xmlthresh.report.cde_studies import CDE_STUDIES, cde_study
 from xmlthresh.report.figure_studies import FIGURE_STUDIES, figure_study
-from xmlthresh._util.errors import InputError
+from xmlthresh._util.errors import InputError, first_line, user_error_types
 from xmlthresh._util.files import folder_as_one_unit, write_bytes_atomic, write_text_atomic
 from xmlthresh.report.figures import png_bytes
+from xmlthresh.report.result_files import read_result, result_paths
 from xmlthresh.report.tables import to_markdown
 
 REFERENCE = "independent"
@@ -44,25 +44,14 @@ STUDY_NEEDS = {
                  "protocol=holdout or crossfit and ceiling=true (experiment=transfer sets both)"),
     "consistency": ("population_regret", "runs with a population regret (experiment=consistency)"),
 }
-#: result fields that are numbers (or null) in every result.json; a hand-edited string there is named
-NUMERIC_FIELDS = ("f_macro", "macro_f", "micro_f", "precision", "recall", "ceiling_f_macro", "achievable_f_macro",
-                  "population_regret", "lower_bound", "upper_bound", "seed", "n_docs", "fit_n_docs")
-
-
 def load_results(sweep_dir: Path) -> pd.DataFrame:
-    """One row per finished, non-skipped job: every scalar field of its result.json."""
+    """One row per finished, non-skipped thresholds job: every scalar field of its result.json
+    (:func:`~xmlthresh.report.result_files.read_result` checks each file)."""
     rows = []
-    for path in sorted(Path(sweep_dir).glob("*/result.json")):
-        try:
-            result = json.loads(path.read_text())
-        except ValueError as exc:
-            raise InputError(f"{path} is not valid JSON ({exc}); re-run that job or delete its folder") from None
-        if result.get("skipped"):
+    for path in result_paths(sweep_dir):
+        result = read_result(path)
+        if result.get("skipped") or result.get("task", "thresholds") != "thresholds":
             continue
-        for key in NUMERIC_FIELDS:
-            value = result.get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-                raise InputError(f"{path}: {key} must be a number, got {value!r}; re-run that job or delete its folder")
         rows.append({key: value for key, value in result.items() if not isinstance(value, (dict, list))})
     table = pd.DataFrame(rows)
     if not table.empty and "variant" not in table:
@@ -202,9 +191,9 @@ def write_study_report(study: str, sweep_dir: Path, out_dir: Path | None = None)
         markdown, table, png = figure_study(study, Path(sweep_dir))
         return _write(paths, markdown, table, png)
     results = load_results(Path(sweep_dir))
-    if results.empty:
-        write_text_atomic(paths["markdown"], f"# {study}\n\n_no finished runs in {sweep_dir}_\n")
-        return {"markdown": paths["markdown"]}
+    if results.empty:  # a page saying "no finished runs" read like a study of nothing
+        raise InputError(f"the {study} study reads thresholds jobs, and {sweep_dir} has no finished one (its jobs "
+                         "were skipped, or are of task=cde)")
     field, runs_needed = STUDY_NEEDS[study]
     if field not in results or results[field].isna().all():  # the page said "no finished runs" about finished runs
         raise InputError(f"the {study} study reads {field}, which no run in {sweep_dir} has: it needs {runs_needed}")
@@ -247,9 +236,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         paths = write_study_report(args.study, args.sweep_dir, args.out)
-    except InputError as exc:
-        print(f"xmlthresh.report.studies: error: {exc}", file=sys.stderr)
+    except user_error_types() as exc:  # every study's refusals, its reads and its writes: one line
+        print(f"xmlthresh.report.studies: error: {first_line(exc)}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("xmlthresh.report.studies: interrupted; nothing was written", file=sys.stderr)
+        return 130
     print(paths["markdown"].read_text())
     print("written: " + ", ".join(str(p) for p in paths.values()))
     return 0

@@ -165,18 +165,17 @@ def results_table(sweep_dir: Path) -> pd.DataFrame:
     as the job logs them (:func:`xmlthresh.tracking.run_fields.config_params` of the job's ``.hydra/config.yaml``, the
     ``kind`` and ``ranker`` the result names), metrics (the result's numbers), tags (skipped, task, the
     objective of the bounds) and ``run_id`` = the job folder's name."""
-    import json
 
+    from xmlthresh.report.result_files import ResultFileError, read_result, result_paths
     from xmlthresh.tracking.run_fields import NOT_METRICS, bounds_objective, config_params
     from xmlthresh.tracking.mlflow_runs import numeric_metrics
 
     rows = []
-    for path in sorted(Path(sweep_dir).glob("*/result.json"), key=lambda p: _job_order(p.parent.name)):
+    for path in result_paths(sweep_dir):
         try:
-            result = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:  # the page is made without it, and says so (it was left out silently)
-            log.warning("left out of the report: %s cannot be read (%s); re-run that job (or delete its folder)",
-                        path, getattr(exc, "strerror", None) or str(exc).splitlines()[0])
+            result = read_result(path)
+        except ResultFileError as exc:  # the page is made without it, and says so (it was left out silently)
+            log.warning("left out of the report: %s", exc)
             continue
         config = path.parent / ".hydra" / "config.yaml"
         cfg = _job_config(config) if config.is_file() else {}
@@ -206,9 +205,6 @@ def _job_config(path: Path) -> dict:
     except Exception:  # noqa: BLE001 - a resolver of another process (a plugin's): the values as written
         return OmegaConf.to_container(config, resolve=False)
 
-
-def _job_order(name: str) -> tuple[int, str]:
-    return (int(name), "") if name.isdigit() else (1 << 62, name)
 
 
 def load_results(sweep_dir: Path, metrics: Sequence[str] = ()) -> pd.DataFrame:

@@ -80,7 +80,7 @@ class MlflowSweepCallback(Callback):
         handler of callback errors, which would only warn and launch anyway), also a sweep folder that cannot
         be written."""
         problem = (idle_sweep_message(config, sweep_values(config)) or sweep_settings_problem(config)
-                   or shared_job_folder_problem(config))
+                   or shared_job_folder_problem(config) or hold_sweep_folder(Path(config.hydra.sweep.dir)))
         if problem is None:
             try:
                 self._start(config)
@@ -134,6 +134,12 @@ class MlflowSweepCallback(Callback):
         log.info("sweep parent run %s in %s", parent, uri)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        try:
+            self._end(config)
+        finally:
+            release_sweep_folder()
+
+    def _end(self, config: DictConfig) -> None:
         global last_sweep_failures, _open_sweep
         _stop_progress()
         stop_joblib_workers()
@@ -282,6 +288,40 @@ def send_sweep_records(sweep_dir: Path, parent: str) -> dict[str, int]:
 
 #: (store, parent run id, sweep dir) of the sweep started in this process and not yet ended by ``on_multirun_end``
 _open_sweep: tuple[str, str, Path] | None = None
+#: the lock on the folder of the sweep this process launches (held from its start to its end)
+_sweep_lock: Any = None
+#: the lock file in a sweep folder (a lock of the operating system: a launcher killed with kill -9 frees it)
+SWEEP_LOCK = ".sweep.lock"
+
+
+def hold_sweep_folder(sweep_dir: Path) -> str | None:
+    """Lock ``sweep_dir`` for this sweep; the one-line problem when another sweep holds it, else None.
+
+    Why: two sweeps launched into one ``hydra.sweep.dir`` shared its job folders ``0/``, ``1/``, ...: each
+    overwrote the other's results, both exited 0, and both pages said no job had finished. A folder that
+    cannot be made is left to the sweep's own check of its folder (one line naming the place)."""
+    global _sweep_lock
+    from filelock import FileLock, Timeout
+
+    try:
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(sweep_dir / SWEEP_LOCK), timeout=0)
+        lock.acquire()
+    except Timeout:
+        return (f"{sweep_dir}: another sweep is running in this folder; wait for it to end, or give this one "
+                "another hydra.sweep.dir")
+    except OSError:
+        return None
+    _sweep_lock = lock
+    return None
+
+
+def release_sweep_folder() -> None:
+    """Release the lock of :func:`hold_sweep_folder` (at the sweep's end, or when it stops early)."""
+    global _sweep_lock
+    if _sweep_lock is not None:
+        _sweep_lock.release()
+        _sweep_lock = None
 
 
 def close_unfinished_sweep(exc: BaseException) -> None:
@@ -294,6 +334,7 @@ def close_unfinished_sweep(exc: BaseException) -> None:
     global _open_sweep
     _stop_progress()
     stop_joblib_workers()
+    release_sweep_folder()
     if _open_sweep is None:
         return
     uri, parent, sweep_dir = _open_sweep

@@ -120,6 +120,7 @@ def check_store(uri: str) -> None:
     check_uri_scheme(uri)
     path = sqlite_path(uri)
     if path is not None:
+        announce_store_notices(path)
         check_sqlite_file(path, uri)
     elif uri.startswith(("http://", "https://")):
         check_server(uri)
@@ -267,9 +268,32 @@ def heal_store(path: Path, uri: str, open_uri: Callable[[str], None], reason: st
                         "was is kept at %s", uri, reason, kept)
             return
     path.unlink()  # what the failed repair left; the store as it was is the copy
-    log.warning("tracking store %s could not be used (%s) and mlflow db upgrade did not repair it (%s): moved it "
-                "aside to %s (kept as it was) and created a new one", uri, reason, said, kept)
+    message = (f"tracking store {uri} could not be used ({reason}) and mlflow db upgrade did not repair it "
+               f"({said}): moved it aside to {kept} (kept as it was, with the runs made before) and created a new one")
+    log.warning("%s", message)
+    if notices_for_later:  # healed by the background syncer, whose log nobody reads: said by the next command
+        from xmlthresh._util.files import write_text_atomic
+
+        write_text_atomic(kept.with_name(kept.name + NOTICE_SUFFIX), message + "\n")
     create_store_atomically(path, open_uri)
+
+
+#: set by the background syncer: what it repairs is also said by the next command in the foreground
+notices_for_later = False
+#: the notice of a store moved aside in the background, beside its copy (``<db>.broken-<stamp>.notice``)
+NOTICE_SUFFIX = ".notice"
+
+
+def announce_store_notices(path: Path) -> None:
+    """Say, once, what the background syncer did to the store at ``path`` (moved aside and replaced: the runs
+    made before are in the copy): one warning line per notice, then the notice is gone."""
+    for notice in sorted(path.parent.glob(f"{path.name}{BROKEN_INFIX}*{NOTICE_SUFFIX}")):
+        try:
+            text = notice.read_text(encoding="utf-8").strip()
+            notice.unlink()
+        except OSError:  # another command said it first, or the folder is read-only: said again next time
+            continue
+        log.warning("while syncing in the background: %s", text)
 
 
 def prepare_sqlite_store(path: Path, uri: str, open_uri: Callable[[str], None], repair: bool = True) -> None:

@@ -230,6 +230,9 @@ def background_main(record: str) -> int:
     Its own CPU time goes into the record (``sync_cpu_seconds``): benchmarks/cli.py reports it beside the
     command's."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s sync[%(process)d] %(levelname)s %(message)s")
+    from xmlthresh.tracking import store
+
+    store.notices_for_later = True  # a store this process repairs is also said by the next command
     path = Path(record)
     code = 0
     try:
@@ -276,6 +279,12 @@ def command(args: list[str]) -> int:
     paths = pending_records()
     started = time.monotonic()
     done, problems = sync_records(paths, wait=options.wait)
+    from xmlthresh.tracking.mlflow_runs import default_tracking_uri
+    from xmlthresh.tracking.store import announce_store_notices, sqlite_path
+
+    store = sqlite_path(default_tracking_uri())
+    if store is not None:  # what a background syncer repaired (it logs to a file nobody reads)
+        announce_store_notices(store)
     sent = [r for r in done if r.get("synced")]
     running = [r for r in done if not r.get("synced")]
     print(f"xmlthresh: sync: {len(sent)} run(s) sent, {len(running)} still running, {len(problems)} not sent "

@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 from sklearn.decomposition import PCA
 
+from xmlthresh._util.notices import IgnoredSettingWarning, warn
 from xmlthresh.data.download import RemoteFile, ensure_file
 from xmlthresh.cde.registry import CDE_DATASETS
 from xmlthresh.cde.datasets.base import CDEData
@@ -145,6 +146,10 @@ class XanesFeSiO4:
         n_test = max(1, int(round(self.test_fraction * len(Z))))
         test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
         n_comp = min(self.n_components, len(train) - 1, spectra.shape[1])
+        if n_comp < self.n_components:  # capped by the data: said, and recorded in info
+            warn(f"cde_dataset.n_components={self.n_components} is more than the data allow (the spectra have "
+                 f"{spectra.shape[1]} energies, the train split {len(train)} rows): {n_comp} components are used",
+                 IgnoredSettingWarning)
         pca = PCA(n_components=n_comp, random_state=seed).fit(spectra[train])
         lo, hi = Z[train].min(axis=0), Z[train].max(axis=0)
         pad = self.margin * np.where(hi > lo, hi - lo, np.maximum(np.abs(lo), 1.0))
@@ -158,5 +163,6 @@ class XanesFeSiO4:
                 "sample": self.sample,
                 "energies": energies,
                 "explained_variance": pca.explained_variance_ratio_,
+                "n_components": n_comp,
             },
         )
