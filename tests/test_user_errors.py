@@ -626,6 +626,35 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "`report/studies.write_study_report`, `run/protocols.py`, `report/plots.py`, "
               "`xmlthresh_libmultilabel.rankers.check_options`, `datasets/mulan.build_mulan` "
               "(tests/test_bad_inputs_by_class.py, tests/test_mulan.py) |",
+              "| numbers the machine cannot take | a parameter named `seed` or `random_state` is a seed wherever it "
+              "is (0 to 2^32 - 1); a worker count is 1 to 1024 or -1, -2, ...; a size that needs more memory than "
+              "there is names the large sizes given (a `MemoryError` deep in numpy is one line); a number inside a "
+              "list must be finite too | `_util/typed_params.py`, `_util/errors.memory_message`, "
+              "`validation.check_n_jobs` (tests/test_bad_input_limits.py, tests/test_reports_and_faults_edges.py) |",
+              "| data files that are nearly right | text is decoded by its Unicode mark (UTF-16 ARFF reads as its "
+              "UTF-8 copy; a ranked list in UTF-16 says so) and a byte that is not UTF-8 is named by line; a folder "
+              "where a file belongs, a file where a folder belongs, an infinite feature value and a header declaring "
+              "more than memory holds are named; every published file already present is checked once per version "
+              "| `data/text_encoding.py`, `data/arff.check_finite_columns`, `data/download.ensure_file`, "
+              "`datasets/mulan.py`, `datasets/xmlrepo.py` (tests/test_data_file_edges.py) |",
+              "| the library below `fit_thresholds` | registries named by something else than text or given "
+              "parameters that are not a mapping, a command-line preset given as a strategy (its Python call is "
+              "shown), `load_dataset(name=...)`, 1-D vectors to a metric, fractional counts, a score matrix to "
+              "`fit_lists` and a `random_state` scikit-learn cannot take are one `InputError`; bounds of a smoothed "
+              "or capped objective name it | `_util/registry.py`, `api.py`, `metrics.py`, `classifier.py`, "
+              "`result.ThresholdResult.__repr__` (tests/test_api_boundary.py) |",
+              "| command lines that reshape the config | a key every swept option has is set in every job; a "
+              "group deleted (`~strategy`) or renamed from outside (`strategy.name=`), presets swept, a sweeper's "
+              "values unquoted, an interpolation that does not resolve and a single run of a strategy that cannot "
+              "fit its data are one line with the fix; figures, fallbacks and report metrics that do nothing are "
+              "said | `cli/hydra_app.py`, `run/threshold_task.py`, `strategies/base.py`, `run/sweep.py` "
+              "(tests/test_command_line_shapes.py) |",
+              "| what reports read and background work does | every report and study reads a job's `result.json` "
+              "by one rule (JSON, an object, numbers where numbers belong) and answers in one line, also on Ctrl-C; "
+              "a study of jobs it cannot read is an error, not an empty page; one sweep at a time holds a sweep "
+              "folder; what the background syncer repaired is said by the next command | "
+              "`report/result_files.py`, `report/studies.py`, `run/sweep.hold_sweep_folder`, "
+              "`tracking/store.announce_store_notices` (tests/test_reports_and_faults_edges.py) |",
               ]
     lines += ["", "## Not in this table", "",
               "- `num_docs` below a label's size on WikiLSHTC (`num_docs=1000`) is the check of the first row, on a",
