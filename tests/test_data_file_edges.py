@@ -118,3 +118,80 @@ def test_a_published_mulan_file_cut_short_is_said(tmp_path, monkeypatch, real_da
         MulanDataset(name="emotions").layout()
     assert [str(w.message) for w in caught if issubclass(w.category, DataWarning)
             and "emotions-test.arff is not the published file" in str(w.message)]
+
+
+@pytest.mark.fast
+def test_a_gzipped_xmlrepo_file_reads_as_the_plain_one_and_a_zip_says_to_extract(tmp_path):
+    import gzip
+    import zipfile
+
+    text = b"3 2 2\n0 0:1.0\n1 1:1.0\n0,1 0:0.5 1:0.5\n"
+    (tmp_path / "x.txt").write_bytes(text)
+    (tmp_path / "x.txt.gz").write_bytes(gzip.compress(text))
+    plain, zipped = read_xmlrepo(tmp_path / "x.txt"), read_xmlrepo(tmp_path / "x.txt.gz")
+    assert (plain.features != zipped.features).nnz == 0 and (plain.labels != zipped.labels).nnz == 0
+    (tmp_path / "cut.gz").write_bytes(gzip.compress(text)[:15])
+    with pytest.raises(ValueError, match=r"cut\.gz: is a gzip file that cannot be read .* download it again"):
+        read_xmlrepo(tmp_path / "cut.gz")
+    with zipfile.ZipFile(tmp_path / "x.zip", "w") as archive:
+        archive.writestr("x.txt", text)
+    with pytest.raises(ValueError, match=r"x\.zip: is a zip archive; extract the data file from it"):
+        read_xmlrepo(tmp_path / "x.zip")
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("body, message", [
+    ("0.5,1\n1.5\n", r"t\.arff line 6: the row has 1 values, the header declares 2 attributes"),
+    ("{0 0.5,1 1}\n{7 1.5}\n", r"t\.arff line 6: sparse index 7 is beyond the 2 attributes the header declares "
+                               r"\(indices run 0 to 1\)"),
+])
+def test_an_arff_row_of_the_wrong_shape_says_what_is_wrong(body, message):
+    with pytest.raises(ValueError, match=message):
+        parse_arff(ARFF.split("@data\n")[0] + "@data\n" + body, source="t.arff")
+
+
+@pytest.mark.fast
+def test_a_thresholds_file_resaved_as_utf16_loads_as_the_original(tmp_path):
+    import numpy as np
+
+    import xmlthresh
+
+    scores = np.array([[0.9, 0.2], [0.8, 0.7], [0.3, 0.6], [0.1, 0.1]])
+    labels = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+    path = xmlthresh.fit_thresholds(scores, labels).save(tmp_path / "t.json")
+    (tmp_path / "u.json").write_bytes(path.read_text(encoding="utf-8").encode("utf-16"))
+    original, resaved = xmlthresh.ThresholdResult.load(path), xmlthresh.ThresholdResult.load(tmp_path / "u.json")
+    assert original.thresholds.tolist() == resaved.thresholds.tolist() and original.f_macro == resaved.f_macro
+
+
+@pytest.mark.fast
+def test_a_score_file_named_without_npz_points_to_the_file(tmp_path):
+    from xmlthresh.datasets.score_loader import resolve_score_path
+
+    (tmp_path / "s.npz").write_bytes(b"")
+    with pytest.raises(Exception, match=rf"s does not exist, but {tmp_path / 's.npz'} does \(save_scores adds \.npz "
+                                         rf"to a name without it\): dataset\.path={tmp_path / 's.npz'}"):
+        resolve_score_path(tmp_path / "s")
+
+
+def test_a_score_cache_that_cannot_be_written_costs_only_the_cache(toy_mulan, monkeypatch, caplog):
+    from xmlthresh.datasets import DATASETS
+    from xmlthresh.rankers import score_cache
+    from xmlthresh.rankers.scoring import ranker_scores
+
+    data = DATASETS.build("mulan", {"name": "toy"}).load()
+    (toy_mulan / "cache").mkdir(exist_ok=True)
+    (toy_mulan / "cache" / "scores").write_text("a file where the cache's folder belongs")
+    first = ranker_scores(data, "knn", {"k": 5})
+    assert "the ranker's scores are not cached this run" in caplog.text
+
+    (toy_mulan / "cache" / "scores").unlink()
+
+    def full_disk(path, result):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(score_cache, "save_scores", full_disk)
+    second = ranker_scores(data, "knn", {"k": 5})
+    assert "could not write the score cache" in caplog.text and "continuing without it" in caplog.text
+    assert (first.splits["test"].scores != second.splits["test"].scores).nnz == 0 if hasattr(
+        first.splits["test"].scores, "nnz") else (first.splits["test"].scores == second.splits["test"].scores).all()

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from xmlthresh import __version__
 from xmlthresh._util.errors import first_line
 from xmlthresh._util.files import jsonable
+from xmlthresh.data.text_encoding import TextEncodingError, read_text
 from xmlthresh.metrics import EMPIRICAL_OBJECTIVE
 from xmlthresh.thresholds import apply_thresholds
 from xmlthresh.validation import InputError, check_label_names, check_scores
@@ -404,9 +405,11 @@ class ThresholdResult:
         """
         path = Path(path)
         try:
-            payload = json.loads(path.read_text(encoding="utf-8"))
+            payload = json.loads(read_text(path))
         except FileNotFoundError:
             raise InputError(f"{path}: no such thresholds file") from None
+        except TextEncodingError:
+            raise
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"{path}: not a readable thresholds file (JSON): {exc}") from None
         return cls.from_json(payload, where=str(path))

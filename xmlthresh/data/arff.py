@@ -217,8 +217,31 @@ def _liac_error(exc: liac_arff.ArffException, lines: list[str], source: str, dat
         culprit = _culprit(lines[line - 1].strip(), header + lines[data_index:data_index + 1])
         if culprit:
             return format_error(source, line, culprit)
+    if line and isinstance(exc, liac_arff.BadDataFormat):  # "Bad @DATA instance format" said nothing of why
+        culprit = _shape_culprit(lines[line - 1].strip(), header + lines[data_index:data_index + 1])
+        if culprit:
+            return format_error(source, line, culprit)
     excerpt = _row_excerpt(lines, line, data_index)
     return format_error(source, line, problem if line and problem.endswith(lines[line - 1].strip()) else problem + excerpt)
+
+
+def _shape_culprit(row: str, header: list[str]) -> str | None:
+    """What is wrong with the shape of a plain (unquoted) row liac-arff refused: a sparse index beyond the
+    attributes, or a dense row with another number of values than the header declares; None otherwise."""
+    if "'" in row or '"' in row:
+        return None
+    n_attributes = len(liac_arff.ArffDecoder().decode(header)["attributes"])
+    if row.startswith("{"):
+        for piece in row.strip("{}").split(","):
+            index = piece.split(None, 1)[0] if piece.strip() else ""
+            if index.isdigit() and int(index) >= n_attributes:
+                return (f"sparse index {index} is beyond the {n_attributes} attributes the header declares (indices run "
+                        f"0 to {n_attributes - 1})")
+        return None
+    n_values = len(row.split(","))
+    if n_values != n_attributes:
+        return f"the row has {n_values} values, the header declares {n_attributes} attributes"
+    return None
 
 
 def _culprit(row: str, header: list[str]) -> str | None:

@@ -58,13 +58,22 @@ def resolve_score_path(path: str | os.PathLike) -> Path:
     candidate = Path(path).expanduser()
     if candidate.is_absolute():
         if not candidate.exists():
-            raise DataUnavailableError(f"{candidate} does not exist")
+            raise DataUnavailableError(f"{candidate} does not exist{_npz_hint(candidate)}")
         return candidate
     started_in = launch_dir()
     for base in (data_dir(), started_in):
         if (base / candidate).exists():
             return base / candidate
+    hint = _npz_hint(started_in / candidate) or _npz_hint(data_dir() / candidate)
     raise DataUnavailableError(
         f"{candidate} does not exist under the data directory {data_dir()} (XMLTHRESH_DATA) "
-        f"nor under the directory the command was started from, {started_in}"
+        f"nor under the directory the command was started from, {started_in}{hint}"
     )
+
+
+def _npz_hint(path: Path) -> str:
+    """"; <path>.npz does" when save_scores wrote the file under the name with .npz added, else ""."""
+    beside = path.with_name(path.name + ".npz")
+    if path.suffix != ".npz" and beside.is_file():
+        return f", but {beside} does (save_scores adds .npz to a name without it): dataset.path={beside}"
+    return ""

@@ -34,7 +34,7 @@ from xmlthresh.data.feature_cache import cached_build
 from xmlthresh.data.multilabel import MultiLabelData
 from xmlthresh.data.score_format import BYTES_PER_LABEL
 from xmlthresh.data.stratify import stratified_holdout
-from xmlthresh.data.text_encoding import read_text
+from xmlthresh.data.text_encoding import decode_text
 from xmlthresh._util.paths import data_dir
 from xmlthresh.datasets.base import Dataset
 from xmlthresh.datasets.registry import DATASETS
@@ -150,10 +150,27 @@ def _resolve(path: str, base: Path | None = None) -> Path:
     return candidate
 
 
+def _uncompressed(path: Path) -> bytes:
+    """The bytes of a data file, gunzipped when it is gzip (the repository ships some as ``.gz``; read as text,
+    byte 0x8b was "not UTF-8")."""
+    import gzip
+    import zlib
+
+    raw = path.read_bytes()
+    if raw[:2] != b"\x1f\x8b":
+        if raw[:4] == b"PK\x03\x04":
+            raise _error(path, None, "is a zip archive; extract the data file from it and give that file")
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise _error(path, None, f"is a gzip file that cannot be read ({exc}): cut short? download it again") from None
+
+
 def read_xmlrepo(path: Path) -> SparseFile:
     """Parse one data file of the repository's format (see the module docstring)."""
     path = Path(path)
-    lines = read_text(path).splitlines()
+    lines = decode_text(_uncompressed(path), str(path)).splitlines()
     header_at = next((i for i, line in enumerate(lines) if line.strip()), None)
     if header_at is None:
         raise _error(path, None, "the file is empty (expected a header 'N D L')")

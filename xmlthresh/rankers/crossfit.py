@@ -32,11 +32,10 @@ from sklearn.base import clone
 
 from xmlthresh.data.folds import check_folds, kfold_assignment
 from xmlthresh.data.multilabel import MultiLabelData, ScoreData
-from xmlthresh.data.score_format import save_scores
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh._util.locks import cache_lock
 from xmlthresh.rankers.base import Ranker
-from xmlthresh.rankers.score_cache import cache_key, cache_path, read_cache
+from xmlthresh.rankers.score_cache import cache_key, cache_path, cache_usable, read_cache, store_scores
 from xmlthresh.rankers.scoring import make_ranker, ranker_info, ranker_quality
 
 log = logging.getLogger(__name__)
@@ -57,6 +56,7 @@ def crossfit_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str,
     extra = {"crossfit": {"folds": folds, "fold_seed": int(fold_seed)}}
     key = cache_key(whole, ranker_name, ranker.get_params(), seed, extra=extra)
     path = cache_path(data.name, ranker_name, key, kind=f"crossfit{folds}")
+    cache = cache_usable(path, cache)
     with cache_lock(path, enabled=cache):  # one worker fits, the others wait and read the cache
         if cache and path.is_file():
             cached = read_cache(path, key, data.name)
@@ -98,8 +98,7 @@ def crossfit_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str,
                  oof_quality["p_at_1"], quality["p_at_1"], folds + 1, fit_seconds)
         result = ScoreData(data.name, splits, info)
         if cache:
-            save_scores(path, result)
-            log.info("cross-fitted scores cached in %s", path)
+            store_scores(path, result)
         return result
 
 

@@ -22,9 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from xmlthresh.data.multilabel import MultiLabelData, ScoreData
-from xmlthresh.data.score_format import ScoreFileError, load_scores
+from xmlthresh.data.score_format import ScoreFileError, load_scores, save_scores
 from xmlthresh._util.files import jsonable
-from xmlthresh._util.paths import cache_dir
+from xmlthresh._util.paths import CacheNotWritableError, cache_dir, writable_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -90,3 +90,29 @@ def read_cache(path: Path, key: str, name: str) -> ScoreData | None:
     info["cache_path"] = str(path)
     return ScoreData(name, cached.splits, info)
 
+
+
+def cache_usable(path: Path, cache: bool) -> bool:
+    """Whether the score cache can hold ``path``: asked for, and its folder can be made and written. A cache
+    that cannot be written costs only the cache: one warning, and the ranker is fitted and its scores used
+    (a read-only or full cache stopped the run, while every other cache of the package gives way)."""
+    if not cache:
+        return False
+    try:
+        writable_cache_dir(path.parent)
+    except CacheNotWritableError as exc:
+        log.warning("%s; the ranker's scores are not cached this run", exc)
+        return False
+    return True
+
+
+def store_scores(path: Path, result: ScoreData) -> None:
+    """Write the cache entry ``path`` of ``result``; a write that fails (a full disk) is one warning and leaves
+    no entry behind (:func:`~xmlthresh.data.score_format.save_scores` writes atomically)."""
+    try:
+        save_scores(path, result)
+    except OSError as exc:
+        log.warning("could not write the score cache %s (%s); continuing without it", path,
+                    getattr(exc, "strerror", None) or exc)
+        return
+    log.info("scores cached in %s", path)

@@ -24,7 +24,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from xmlthresh.data.multilabel import MultiLabelData, ScoreData
-from xmlthresh.data.score_format import save_scores
 from xmlthresh.data.scores import ScoredSplit
 from xmlthresh._util.files import jsonable
 from xmlthresh._util.locks import cache_lock
@@ -32,7 +31,7 @@ from xmlthresh._util.registry import constructor_parameters
 from xmlthresh.rankers.base import Ranker
 from xmlthresh.rankers.quality import precision_at_k, ranking_loss
 from xmlthresh.rankers.registry import RANKERS
-from xmlthresh.rankers.score_cache import cache_key, cache_path, read_cache
+from xmlthresh.rankers.score_cache import cache_key, cache_path, cache_usable, read_cache, store_scores
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +64,7 @@ def ranker_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str, A
             raise ValueError(f"{data.name}: ranker scores need a {required!r} split, got {sorted(data.X)}")
     key = cache_key(data, ranker_name, ranker.get_params(), seed)
     path = cache_path(data.name, ranker_name, key)
+    cache = cache_usable(path, cache)
     with cache_lock(path, enabled=cache):  # one worker fits, the others wait and read the cache
         if cache and path.is_file():
             cached = read_cache(path, key, data.name)
@@ -92,8 +92,7 @@ def ranker_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str, A
                  data.name, quality["p_at_1"], quality["p_at_3"], quality["p_at_5"], quality["ranking_loss"], fit_seconds)
         result = ScoreData(data.name, splits, info)
         if cache:
-            save_scores(path, result)
-            log.info("scores cached in %s", path)
+            store_scores(path, result)
         return result
 
 
