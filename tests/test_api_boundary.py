@@ -98,3 +98,64 @@ def test_bounds_of_a_modified_objective_say_whose_they_are(strategy, params):
     assert objective.startswith("F-macro with precision smoothed")
     assert f"bounds of the objective {objective!r}=[" in repr(result)
     assert ", bounds=[" in repr(xmlthresh.fit_thresholds(scores, labels, "domain"))
+
+
+@pytest.mark.fast
+def test_pooled_thresholds_say_their_bounds_are_of_the_fit_before_pooling():
+    scores, labels = _problem()
+    result = xmlthresh.fit_thresholds(scores, labels, pooling="auto")
+    assert "bounds of the unpooled fit (pooling moved these thresholds)=[" in repr(result)
+
+
+@pytest.mark.fast
+def test_label_data_frames_are_scored_by_name_not_position():
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    truth = pd.DataFrame((rng.random((40, 4)) < 0.4).astype(int), columns=list("abcd"))
+    pred = pd.DataFrame((rng.random((40, 4)) < 0.5).astype(int), columns=list("abcd"))
+    expected = f_macro_score(truth.to_numpy(), pred.to_numpy())
+    assert f_macro_score(truth, pred[list("dcba")]) == expected
+    assert f_macro_score(truth, pred.iloc[::-1]) == expected
+    with pytest.raises(InputError, match=r"y_true's and y_pred's DataFrame columns differ \(only in y_pred: \['z'\]"):
+        f_macro_score(truth, pred.rename(columns={"a": "z"}))
+
+
+@pytest.mark.fast
+def test_a_classifier_fitted_on_named_labels_scores_them_by_name():
+    import pandas as pd
+
+    scores, labels = _problem()
+    X, y = scores[:, :3], pd.DataFrame(labels.astype(int), columns=list("abcde"))
+    classifier = xmlthresh.ThresholdClassifier(OneVsRestClassifier(LogisticRegression()), cv=3, random_state=0)
+    classifier.fit(X, y)
+    assert classifier.score(X, y[list("edcba")]) == classifier.score(X, y)
+    with pytest.raises(InputError, match=r"y's columns \['z'\] are not labels of the fit \(its labels: \['a', 'b'"):
+        classifier.score(X, y.rename(columns={"a": "z"}))
+
+
+@pytest.mark.fast
+def test_a_scorer_checks_its_beta_when_it_is_made():
+    with pytest.raises(InputError, match=r"beta must be a number"):
+        xmlthresh.f_macro_scorer(beta="x")
+
+
+def test_the_registries_find_installed_plugins_whatever_was_imported_first():
+    import subprocess
+    import sys
+
+    code = ("from xmlthresh.strategies import STRATEGIES; names = STRATEGIES.names(); "
+            "print(len(names), 'xcolumns_fw' in names, STRATEGIES.get('xcolumns_fw').__name__)")
+    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    if lines[1] == "False":
+        pytest.skip("the peers plugin is not installed")
+    assert lines[1:] == ["True", "XColumnsFrankWolfe"]
+
+
+@pytest.mark.fast
+def test_a_data_set_option_given_to_the_loader_registry_points_to_load_dataset():
+    from xmlthresh.datasets import DATASETS
+
+    with pytest.raises(InputError, match=r"unknown dataset 'espgame': it is an option of the command line "
+                                         r"\(dataset=espgame\), .* in Python: xmlthresh\.load_dataset\('espgame'\)"):
+        DATASETS.get("espgame")

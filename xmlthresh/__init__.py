@@ -36,6 +36,23 @@ def _keep_numba_cache_with_ours() -> None:
 
 _keep_numba_cache_with_ours()
 
+
+def _load_plugins_on_unknown_names() -> None:
+    """Every registry loads the plugins the first time it misses a name or lists all, whichever module the
+    user imported first (``from xmlthresh.strategies import STRATEGIES`` listed 12 strategies and refused the
+    installed peers', which :mod:`xmlthresh.config.plugins` installs its loader for only once imported). The
+    loader is imported when it runs, so ``import xmlthresh`` stays light."""
+    from xmlthresh._util.registry import on_unknown_name
+
+    on_unknown_name(_load_plugins)
+
+
+def _load_plugins() -> None:
+    importlib.import_module("xmlthresh.config.plugins").load_plugins()
+
+
+_load_plugins_on_unknown_names()
+
 #: public name -> module that defines it (loaded lazily by ``__getattr__``)
 _LAZY = {
     "fit_thresholds": "xmlthresh.api",

@@ -46,7 +46,7 @@ from xmlthresh._util.typed_params import MAX_SEED
 from xmlthresh.api import align_frames, fit_thresholds, make_strategy
 from xmlthresh.metrics import f_macro_score
 from xmlthresh.result import ThresholdResult
-from xmlthresh.validation import InputError, check_labels
+from xmlthresh.validation import InputError, check_beta, check_labels
 
 RESPONSE_METHODS = ("auto", "decision_function", "predict_proba")
 
@@ -94,7 +94,7 @@ def f_macro_scorer(beta: float = 1.0):
     >>> len(folds), bool(((0 < folds) & (folds < 1)).all())
     (3, True)
     """
-    return make_scorer(f_macro_score, beta=beta)
+    return make_scorer(f_macro_score, beta=check_beta(beta))  # checked now: at scoring time a bad beta is a NaN
 
 
 def _estimator_has(attribute: str):
@@ -332,7 +332,25 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         >>> 0.5 < classifier.score(X, Y) <= 1.0
         True
         """
-        return f_macro_score(y, self.predict(X), beta=self.beta)
+        return f_macro_score(self._in_fit_order(y), self.predict(X), beta=self.beta)
+
+    def _in_fit_order(self, y: Any) -> Any:
+        """``y`` with a DataFrame's columns in the order of the labels of the fit (named by the fit's y
+        DataFrame): a y with its columns in another order was scored against the wrong labels, without a word."""
+        check_is_fitted(self, "result_")
+        if not (type(y).__module__.startswith("pandas") and hasattr(y, "columns")):
+            return y
+        names = np.asarray(self.result_.label_names).tolist()
+        if list(y.columns) == names:
+            return y
+        if set(y.columns) == set(names) and len(y.columns) == len(names):
+            return y[names]
+        fitted_by_name = not np.array_equal(np.asarray(self.result_.label_names), np.arange(len(names)))
+        if not fitted_by_name:  # fitted on an array: its labels have no names to match
+            return y
+        unknown = [c for c in y.columns if c not in set(names)][:3]
+        raise InputError(f"y's columns {unknown} are not labels of the fit (its labels: {names[:6]}"
+                         f"{' ...' if len(names) > 6 else ''}); give y the columns of the fit")
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X: Any) -> Any:

@@ -199,6 +199,7 @@ def f_macro_score(y_true: Any, y_pred: Any, *, beta: float = 1.0) -> float:
     0.7894736842105263
     """
     beta = check_beta(beta)
+    y_true, y_pred = _matched_by_name(y_true, y_pred)
     truth = check_labels(y_true, np.shape(y_true) if not sp.issparse(y_true) else y_true.shape, what="y_true")
     pred = check_labels(y_pred, truth.shape, what="y_pred", shape_of="y_true")
     n_relevant = np.asarray(truth.sum(axis=0)).ravel().astype(np.int64)
@@ -208,3 +209,23 @@ def f_macro_score(y_true: Any, y_pred: Any, *, beta: float = 1.0) -> float:
     tp = np.asarray(truth.multiply(pred).sum(axis=0)).ravel().astype(np.int64)
     predicted = np.asarray(pred.sum(axis=0)).ravel().astype(np.int64)
     return evaluate(tp[kept], predicted[kept], n_relevant[kept], beta)["f_macro"]
+
+
+def _matched_by_name(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
+    """Two pandas DataFrames paired by their column names and row index, as pandas users expect (columns in
+    another order gave another F-macro without a word); names that do not match are an :class:`InputError`.
+    Anything else is returned as it is, paired by position."""
+    if not all(type(given).__module__.startswith("pandas") and hasattr(given, "columns") for given in (y_true, y_pred)):
+        return y_true, y_pred
+    names = list(y_true.columns)
+    if set(y_pred.columns) != set(names) or len(y_pred.columns) != len(names):
+        only_pred = [c for c in y_pred.columns if c not in set(names)][:3]
+        only_true = [c for c in names if c not in set(y_pred.columns)][:3]
+        raise InputError(f"y_true's and y_pred's DataFrame columns differ (only in y_pred: {only_pred}, only in y_true: "
+                         f"{only_true}); give both the same label columns (or plain arrays in the same order)")
+    if not y_pred.index.equals(y_true.index):
+        if not (y_pred.index.is_unique and set(y_pred.index) == set(y_true.index)):
+            raise InputError("y_true's and y_pred's DataFrame rows differ (another index); give both the same "
+                             "documents, or plain arrays in the same order")
+        y_pred = y_pred.loc[y_true.index]
+    return y_true.to_numpy(), y_pred[names].to_numpy()

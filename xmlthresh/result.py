@@ -77,7 +77,8 @@ class ThresholdResult:
         strategy maximised, ``report()["objective"]`` (None when the strategy certifies nothing). That is the
         empirical F-macro, unless the strategy fits a modified one (``pooled``, ``smoothing`` > 0, a cap on
         predictions, ``pu``'s plug-in F-macro): then the bounds are of that objective and need not bracket
-        ``f_macro``, and the one-line form says so. They say nothing about new documents:
+        ``f_macro``, and the one-line form says so. With ``pooling`` the bounds are those of the fit before
+        the thresholds were pooled (the one-line form says so too). They say nothing about new documents:
         ``f_macro_interval`` does.
     strategy : str
         The strategy's registry name.
@@ -163,6 +164,8 @@ class ThresholdResult:
         thousands of thresholds)."""
         objective = self._report.get("objective")
         of = "" if objective in (None, EMPIRICAL_OBJECTIVE) else f" of the objective {objective!r}"
+        if self._report.get("pooling_strength") and self.lower_bound is not None:  # thresholds moved after the fit
+            of += " of the unpooled fit (pooling moved these thresholds)"
         bounds = "" if self.lower_bound is None else (
             f", bounds{of}=[{self.lower_bound:.6g}, {self.upper_bound:.6g}]")
         interval = "" if self.f_macro_interval is None else (

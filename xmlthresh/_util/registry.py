@@ -18,6 +18,7 @@ import importlib.util
 import inspect
 import numbers
 import pkgutil
+from pathlib import Path
 from typing import Any, Callable, Generic, Iterator, Mapping, TypeVar
 
 from xmlthresh._util.errors import InputError
@@ -141,7 +142,8 @@ class Registry(Generic[T]):
             return self._entries[name]
         except KeyError:
             known = ", ".join(self.names()) or "(none)"
-            raise UnknownNameError(f"unknown {self.kind} {name!r}; known: {known}") from None
+            raise UnknownNameError(f"unknown {self.kind} {name!r}{_option_hint(self.kind, name)}; known: "
+                                   f"{known}") from None
 
     def build(self, name: str, params: Mapping[str, Any] | None = None, *, check_available: bool = True) -> Any:
         """The registered class ``name`` instantiated with ``params`` -- the one config-to-object path.
@@ -270,6 +272,23 @@ class Registry(Generic[T]):
         module = f"{self.package}.{name}"
         if importlib.util.find_spec(module) is not None:
             importlib.import_module(module)
+
+
+#: how the library reaches what an option of the command line builds, per group
+_OPTION_IN_PYTHON = {"dataset": "xmlthresh.load_dataset({name!r})",
+                     "strategy": "xmlthresh.fit_thresholds(scores, labels, ...) with its strategy and parameters"}
+
+
+def _option_hint(kind: str, name: str) -> str:
+    """", an option of the command line ..." when ``name`` is a packaged option of the group ``kind`` (a data
+    set such as ``espgame`` is an option that builds the ``mulan`` loader, not a registered class); "" else."""
+    import xmlthresh
+
+    if not (Path(xmlthresh.__file__).parent / "conf" / kind / f"{name}.yaml").is_file():
+        return ""
+    python = _OPTION_IN_PYTHON.get(kind, "").format(name=name)
+    return (f": it is an option of the command line ({kind}={name}), which builds one of the registered {kind} "
+            f"classes below" + (f"; in Python: {python}" if python else ""))
 
 
 def _own_refusal(kind: str, cls: type, params: Mapping[str, Any]) -> Exception | None:
