@@ -799,7 +799,7 @@ def test_a_report_from_files_names_a_result_it_cannot_read(tmp_path, caplog):
     (tmp_path / "0" / "result.json").write_text('{"strategy": "domain", "f_macro": 0.5')
     with caplog.at_level("WARNING"):
         results_table(tmp_path)
-    assert f"left out of the report: {tmp_path / '0' / 'result.json'} cannot be read" in caplog.text
+    assert f"left out of the report: {tmp_path / '0' / 'result.json'} is not valid JSON" in caplog.text
 
 
 def test_loading_a_score_file_by_the_name_it_was_saved_under_points_at_the_npz(tmp_path):

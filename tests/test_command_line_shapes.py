@@ -83,3 +83,58 @@ def test_a_report_metric_no_job_logged_is_said(isolated_home, tmp_path, caplog):
 @pytest.mark.parametrize("n_bytes, shown", [(5, "5 bytes"), (1024, "1.0 KB"), (3e6, "3.0 MB"), (8e9, "8.0 GB")])
 def test_memory_sizes_are_shown_in_the_unit_that_shows_them(n_bytes, shown):
     assert _gb(n_bytes) == shown
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("args, message", [
+    (["bta=2"], "unknown setting 'bta'; did you mean beta? the settings are listed by xmlthresh --help"),
+    (["hydra.launcher.n_jobs=2"], "hydra.launcher.n_jobs: the chosen launcher has no such setting; the parallel "
+                                  "launcher's settings need it chosen first: hydra/launcher=joblib "
+                                  "hydra.launcher.n_jobs=2 (with -m)"),
+    (["+strategy=pu"], "+strategy=pu: the strategy group has an option already; choose another without the +: "
+                       "strategy=pu"),
+    (["experiment=beta_sweep", "experiment=transfer"],
+     "experiment=beta_sweep and experiment=transfer: the experiment group is chosen twice"),
+    (["beta=1", "beta=2"], "beta=1 and beta=2: beta is given twice (the last would win without a word)"),
+    (["--cfg", "job", "-m", "strategy=domain,independent"], "--cfg shows the config of one job: drop -m"),
+    (["-m", "hydra.sweeper.params.beta=1,2"], "hydra.sweeper.params.beta=1,2: a sweeper parameter extends the sweep "
+                                              "of a preset (experiment=...); to sweep beta here, give its values "
+                                              "directly: -m beta=1,2"),
+])
+def test_hydras_advice_that_does_not_fit_is_replaced_by_the_fix(isolated_home, args, message):
+    proc = run_cli([*args, "tracking.enabled=false"])
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert message in _last_line(proc.stderr), proc.stderr
+
+
+@pytest.mark.fast
+def test_a_number_from_an_environment_variable_is_a_number(isolated_home, monkeypatch):
+    monkeypatch.setenv("XMLTHRESH_TEST_BETA", "2")
+    proc = run_cli(["beta=${oc.env:XMLTHRESH_TEST_BETA}", *SMALL, "plots=false"])
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(next(isolated_home.rglob("result.json")).read_text())
+    assert result["beta"] == 2
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("group, text, choice, message", [
+    ("strategy", "", "strategy=mine", "strategy=mine: the option names nothing to build: its file "
+                                      "(strategy/mine.yaml) is empty or lacks 'name: <a registered strategy>'"),
+    ("experiment", "beta: 2\n", "experiment=mine", "experiment=mine: its settings (beta) landed under experiment.* "
+                                                   "and would do nothing: a preset's file starts with the line "
+                                                   "'# @package _global_'"),
+])
+def test_a_users_option_file_that_composes_but_cannot_work_is_named(isolated_home, group, text, choice, message):
+    (isolated_home / "conf" / group).mkdir(parents=True)
+    (isolated_home / "conf" / group / "mine.yaml").write_text(text)
+    proc = run_cli([choice, *SMALL, "plots=false"])
+    assert proc.returncode == 1 and message in _last_line(proc.stderr), proc.stderr
+
+
+def test_help_piped_into_a_reader_that_stops_early_is_quiet():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(f"{sys.executable} -m xmlthresh list | head -c 10", shell=True, capture_output=True,
+                          text=True)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr

@@ -190,8 +190,11 @@ def console() -> None:
 
     def exit_now() -> None:
         logging.shutdown()  # registered at logging's import, i.e. before this handler: it would not run
-        sys.stdout.flush()
-        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:  # the reader went first (xmlthresh --help | head -1): nothing left to say
+            pass
         os._exit(exit_code[0])
 
     atexit.register(exit_now)
@@ -214,6 +217,9 @@ def console() -> None:
     except KeyboardInterrupt:
         print("xmlthresh: interrupted", file=sys.stderr)
         exit_code[0] = 130  # the shell's code for a command stopped by Ctrl-C
+    except BrokenPipeError:  # the reader of the output closed it (| head): as other commands, stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        exit_code[0] = 1
     except BaseException:
         exit_code[0] = 1
         raise

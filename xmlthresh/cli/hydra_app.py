@@ -13,7 +13,7 @@ import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -105,13 +105,88 @@ def run(args: Sequence[str] | None = None) -> None:
     from xmlthresh.config.schema import switch_override_problem
 
     given = sys.argv[1:] if args is None else args
-    message = unknown_option_message(given) or switch_override_problem(given) or empty_place_message(given)
+    message = (unknown_option_message(given) or switch_override_problem(given) or empty_place_message(given)
+               or command_shape_message(given))
     if message is not None:
         print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
     sys.argv[1:] = keys_of_swept_options(given)
     with one_line_hydra_errors():
         hydra_main()
+
+
+def decode_interpolated_text(node: Any, resolved: Any) -> None:
+    """In ``resolved`` (``node`` resolved), each value given as an interpolation whose result is text that
+    reads as a number or a switch (``beta=${oc.env:B}`` with ``B=2``: OmegaConf's ``oc.env`` gives text) as
+    that number or switch, as the same text typed on the command line would be; other text stays text (a
+    path). Why: the number checks refused "'2' (str)", and the fix (``oc.decode``) was nowhere said."""
+    import yaml
+    from omegaconf import DictConfig, ListConfig
+
+    keys = list(node.keys()) if isinstance(node, DictConfig) else range(len(node)) if isinstance(node, ListConfig) else []
+    for key in keys:
+        value = resolved[key]
+        if OmegaConf.is_interpolation(node, key):
+            if isinstance(value, str):
+                try:
+                    decoded = yaml.safe_load(value)
+                except yaml.YAMLError:
+                    continue
+                if isinstance(decoded, (bool, int, float)):
+                    resolved[key] = decoded
+        elif isinstance(value, (dict, list)):
+            decode_interpolated_text(node[key], value)
+
+
+def option_file_problem(container: dict, choices: dict) -> str | None:
+    """What is wrong with an option file (the user's ``conf/``, a plugin's) that composed without an error: an
+    option with nothing to build (an empty file, or no ``name:``; a traceback ``KeyError: 'name'`` later), and a
+    preset whose keys landed under ``experiment.*`` (its file lacks ``# @package _global_``, so ``beta: 2`` there
+    did nothing, without a word). None when every chosen option is whole."""
+    for group, key in REGISTRY_KEY.items():
+        option = container.get(group)
+        chosen = choices.get(group)
+        if chosen is None or (group == "ranker" and option is None):
+            continue
+        if not isinstance(option, dict) or not (option.get(key) or (group == "dataset" and option.get("name"))):
+            return (f"{group}={chosen}: the option names nothing to build: its file ({group}/{chosen}.yaml) is empty "
+                    f"or lacks '{key}: <a registered {group}>' (xmlthresh list {group} shows the options)")
+    preset = container.get("experiment")
+    if isinstance(preset, dict) and preset:
+        return (f"experiment={choices.get('experiment')}: its settings ({', '.join(map(str, list(preset)[:5]))}) "
+                "landed under experiment.* and would do nothing: a preset's file starts with the line "
+                "'# @package _global_' (as the packaged presets do)")
+    return None
+
+
+def command_shape_message(args: Sequence[str]) -> str | None:
+    """The one-line error for a command line Hydra would take in a way the user did not mean, or answer with a
+    traceback: a group chosen twice (the last won without a word), ``--cfg`` with ``-m`` (Hydra's "Only one of
+    --run, --multirun, --cfg"), and a sweeper parameter without a preset that holds a sweep (Hydra's
+    "Unexpected type for root: NoneType")."""
+    seen: dict[str, str] = {}
+    for arg in args:
+        key = arg.split("=", 1)[0] if "=" in arg and not arg.startswith(("-", "~")) else ""
+        if not key or key.startswith(("hydra.", "hydra/", "+hydra")):
+            continue
+        key = key.lstrip("+")
+        if key in seen:
+            what = f"the {key} group is chosen" if "." not in key and key in REGISTRY_KEY or key == "experiment" \
+                else f"{key} is given"
+            sweep = ", or sweep the values with -m key=a,b" if key != "experiment" else ""
+            return f"{seen[key]} and {arg}: {what} twice (the last would win without a word); give it once{sweep}"
+        seen[key] = arg
+    if any(arg in ("--cfg", "-c") for arg in args) and any(arg in ("-m", "--multirun") for arg in args):
+        return ("--cfg shows the config of one job: drop -m and give one value per key (each job of the sweep "
+                "is that config with its values)")
+    if "experiment" not in seen:
+        for arg in args:
+            if arg.lstrip("+").startswith("hydra.sweeper.params."):
+                key, _, value = arg.lstrip("+").partition("=")
+                swept = key.removeprefix("hydra.sweeper.params.")
+                return (f"{arg}: a sweeper parameter extends the sweep of a preset (experiment=...); to sweep {swept} "
+                        f"here, give its values directly: -m {swept}={value.strip(chr(34) + chr(39))}")
+    return None
 
 
 #: Hydra's settings of where a run writes: an empty value is the current directory, without a word
@@ -171,6 +246,35 @@ def grammar_message(message: str) -> str | None:
             f"letters must be quoted for Hydra, inside the shell's quotes: '{key}=\"{value}\"'")
 
 
+def hydra_advice_message(message: str) -> str | None:
+    """Hydra's advice that does not fit this command line, as the advice that does: "To append to your config
+    use +bta=2" for a top-level key that is not a setting (``+bta`` is refused in turn), "use +hydra.launcher.
+    n_jobs" for a launcher setting of a launcher not chosen, "use 'override experiment: ...'" (a defaults-list
+    syntax) for ``+group=option``. None for another message."""
+    import difflib
+
+    from xmlthresh.config.schema import XmlthreshConfig
+    from dataclasses import fields
+
+    found = re.search(r"Could not override '(?P<key>[^']+)'\. To append to your config use \+(?P<given>[^\s;]+)", message)
+    if found is not None and found["key"].startswith("hydra.launcher."):
+        return (f"{found['key']}: the chosen launcher has no such setting; the parallel launcher's settings need "
+                f"it chosen first: hydra/launcher=joblib {found['given']} (with -m)")
+    if found is not None and "." not in found["key"]:
+        key = found["key"]
+        settings = sorted(item.name for item in fields(XmlthreshConfig))
+        near = difflib.get_close_matches(key.lower(), settings, n=1, cutoff=0.6)
+        guess = f"did you mean {near[0]}? " if near else ""
+        return (f"unknown setting {key!r}; {guess}the settings are listed by xmlthresh --help (xmlthresh --cfg job "
+                "shows them with their values)")
+    group = re.search(r"Multiple values for (?P<group>\w+)\. To override a value use 'override (?P=group): "
+                      r"(?P<option>[^']+)'", message)
+    if group is not None:
+        return (f"+{group['group']}={group['option']}: the {group['group']} group has an option already; choose "
+                f"another without the +: {group['group']}={group['option']}")
+    return None
+
+
 def hydra_sweep_message(message: str) -> str | None:
     """Hydra's "Sweeping over Hydra's configuration is not supported : 'hydra.sweeper.params.beta=1,2'" as the
     fix: a sweep's values under ``hydra.sweeper.params`` are one text for Hydra, so they are quoted (as the
@@ -181,6 +285,9 @@ def hydra_sweep_message(message: str) -> str | None:
     override = found["override"]
     key, _, value = override.partition("=")
     if key.startswith("hydra.sweeper.params."):
+        swept = key.removeprefix("hydra.sweeper.params.")
+        if not any(arg.lstrip("+").startswith("experiment=") for arg in sys.argv[1:]):
+            return f"{override}: to sweep {swept} here, give its values directly: -m {swept}={value}"
         return (f"{override}: the values a sweeper parameter sweeps are one text for Hydra; quote them, inside the "
                 f"shell's quotes: '{key}=\"{value}\"'")
     return f"{override}: Hydra's own settings (hydra.*) take one value; give one, and sweep the options instead"
@@ -311,7 +418,7 @@ def one_line_hydra_errors() -> Iterator[None]:
             raise
         message = hydra_message(exc)
         message = (missing_group_key_message(message, sys.argv[1:]) or grammar_message(message)
-                   or hydra_sweep_message(message) or message)
+                   or hydra_sweep_message(message) or hydra_advice_message(message) or message)
         print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
     except HydraException as exc:  # Hydra's own refusals that are not "compact" (a sweep type its sweeper lacks)
@@ -363,6 +470,11 @@ def hydra_main(cfg: DictConfig) -> float | None:
         where = f" (in {exc.full_key})" if getattr(exc, "full_key", None) else ""
         print(f"xmlthresh: error: {first_line(exc)}{where}; set what it refers to, or give the value itself",
               file=sys.stderr)
+        sys.exit(1)
+    decode_interpolated_text(cfg, container)
+    problem = option_file_problem(container, dict(HydraConfig.get().runtime.choices))
+    if problem is not None:
+        print(f"xmlthresh: error: {problem}", file=sys.stderr)
         sys.exit(1)
     tracking = container.get("tracking")
     if isinstance(tracking, dict) and tracking.get("uri"):  # relative to where the command started, not the job's
