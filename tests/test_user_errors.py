@@ -189,16 +189,11 @@ CASES: tuple[Case, ...] = (
          E + "unknown strategy option 'nosuch'; known: coordinate, domain, ..."),
     Case("dataset_unknown", "Raw tracebacks", "`dataset=nosuch`", ("dataset=nosuch",),
          E + "unknown dataset option 'nosuch'; known: bibtex, birds, ..."),
-    Case("cache_not_writable", "Raw tracebacks", "`XMLTHRESH_CACHE` that cannot be written (a ranker's scores)",
+    Case("cache_not_writable", "Raw tracebacks", "`XMLTHRESH_CACHE` under a file (a read-only or full cache "
+         "folder is used without caching, each cache saying so)",
          ("dataset=mulan", "dataset.name=toy", "ranker=knn"),
-         E + "the cache directory <tmp>/afile/cache/scores is not writable (Not a directory); point XMLTHRESH_CACHE "
-         "to a writable directory (e.g. XMLTHRESH_CACHE=/tmp/xmlthresh-cache) -- it only holds what can be "
-         "recomputed (parsed data, ranker scores)",
+         E + "XMLTHRESH_CACHE=<tmp>/afile/cache: <tmp>/afile is a file, so the folder cannot be created there",
          env={"XMLTHRESH_CACHE": "{tmp}/afile/cache"}),
-    Case("cache_not_writable_parse", "Raw tracebacks", "`XMLTHRESH_CACHE` that cannot be written (`dataset.cache=true`)",
-         (*LISTS, "dataset.path={tmp}/good.txt", "dataset.cache=true"),
-         "(no error: the parsed lists are used without being cached, and a warning in the log says so)",
-         env={"XMLTHRESH_CACHE": "{tmp}/afile/cache"}, ok=True),
     Case("store_is_directory", "Raw tracebacks", "a directory given as the sqlite store",
          ("tracking.uri=sqlite:///{tmp}/adir",),
          E + "tracking store sqlite:///<tmp>/adir: <tmp>/adir is a directory, not a database file...", tracked=True),

@@ -43,15 +43,15 @@ def cache_dir() -> Path:
     return Path(env).expanduser().resolve() if env else _user_cache_root() / "xmlthresh" / "cache"
 
 
-#: the environment variables that must name folders (XMLTHRESH_CACHE is not among them: a cache that cannot be
-#: written is used without caching, or refused where it is needed, with its own message)
-FOLDER_VARIABLES = ("XMLTHRESH_HOME", "XMLTHRESH_DATA")
+#: the environment variables that must name folders; XMLTHRESH_CACHE must too, but a cache folder that cannot be
+#: written (read-only, full) is used without caching, each cache saying so
+FOLDER_VARIABLES = ("XMLTHRESH_HOME", "XMLTHRESH_DATA", "XMLTHRESH_CACHE")
 
 
 def environment_problem() -> str | None:
     """The one-line problem with a folder variable that names something other than a folder, or None (a file
     there gave a raw ``NotADirectoryError`` from deep inside Hydra or a loader)."""
-    for name in (*FOLDER_VARIABLES, "XMLTHRESH_CACHE"):
+    for name in FOLDER_VARIABLES:
         value = os.environ.get(name)
         if value is not None and not value.strip():  # empty was taken for unset: runs went into the source tree
             return f"{name} is set but empty; unset it (the default place) or give a folder"
