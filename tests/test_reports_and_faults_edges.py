@@ -147,3 +147,73 @@ def test_more_xanes_components_than_the_data_allow_are_said(real_data, monkeypat
     said = [str(w.message) for w in caught if issubclass(w.category, IgnoredSettingWarning)]
     assert said and said[0].startswith("cde_dataset.n_components=100000 is more than the data allow")
     assert data.info["n_components"] == data.X_train.shape[1] < 100000
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("name, params, message", [
+    ("nnkcde", {"k_grid": [5000]}, "nnkcde: k_grid value(s) [5000] exceed the rows the grid is fitted on (150); "
+                                   "used as 150"),
+    ("flexcode", {"k_grid": [5000, 5]}, "flexcode: k_grid value(s) [5000] exceed"),
+    ("gmm", {"n_components_grid": [500]}, "gmm: n_components_grid value(s) [500] exceed half the rows"),
+])
+def test_a_grid_value_above_what_the_data_allow_is_said(name, params, message):
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ESTIMATORS.build(name, params).fit(rng.random((200, 3)), rng.random((200, 1)))
+    said = [str(w.message) for w in caught if issubclass(w.category, IgnoredSettingWarning)]
+    assert any(text.startswith(message) for text in said), said
+
+
+@pytest.mark.fast
+def test_the_default_grids_adapt_to_small_data_without_a_word():
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ESTIMATORS.build("nnkcde", {}).fit(rng.random((60, 3)), rng.random((60, 1)))
+    assert not [w for w in caught if issubclass(w.category, IgnoredSettingWarning)]
+
+
+@pytest.mark.fast
+def test_an_argv_study_without_argv_files_is_one_line(tmp_path, capsys):
+    sweep = _sweep(tmp_path / "sw", THRESHOLDS_JOB)
+    assert studies_main(["argv", str(sweep)]) == 1
+    err = capsys.readouterr().err
+    assert "the argv study reads the argv.csv its jobs draw, and no job of" in err and "plots=true" in err
+
+
+def test_a_tracking_server_that_refuses_the_api_is_one_line(isolated_home):
+    import http.server
+    import threading
+
+    from helpers import run_cli
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        uri = f"http://127.0.0.1:{server.server_address[1]}"
+        proc = run_cli([f"tracking.uri={uri}", "tracking.sync=foreground", "plots=false", "dataset.n_labels=8",
+                        "dataset.num_docs=60"], env={"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"})
+    finally:
+        server.shutdown()
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"xmlthresh: error: the tracking store {uri} refused a request (") and \
+        "fix tracking.uri" in last
+
+
+def test_a_job_run_given_as_the_sweep_points_to_its_sweep(isolated_home, capsys):
+    from helpers import run_cli
+    from xmlthresh.tracking.mlflow_runs import client_for, default_tracking_uri
+
+    proc = run_cli(["-m", "strategy=domain,independent", "dataset.n_labels=8", "dataset.num_docs=60", "plots=false",
+                    "tracking.sync=foreground"])
+    assert proc.returncode == 0, proc.stderr
+    client = client_for(default_tracking_uri())
+    runs = client.search_runs([client.get_experiment_by_name("xmlthresh").experiment_id])
+    job = next(run for run in runs if run.data.tags.get("mlflow.parentRunId"))
+    parent = job.data.tags["mlflow.parentRunId"]
+    capsys.readouterr()
+    assert comparison.main(["--sweep", job.info.run_id]) == 1
+    assert capsys.readouterr().err.strip() == (f"python -m xmlthresh.report: error: {job.info.run_id!r} is the run of "
+                                               f"one job of the sweep {parent}; pass --sweep {parent}")

@@ -27,6 +27,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from xmlthresh._util.notices import IgnoredSettingWarning, warn
+from xmlthresh._util.registry import constructor_defaults
 from xmlthresh.cde.mixture import DiagKernelMixture, FullGaussianMixture
 from xmlthresh.cde.quadrature import Quadrature
 from xmlthresh.cde.transform import TargetTransform
@@ -281,6 +283,20 @@ class TunedCDE(CDEstimator):
     def fixed(self, grid: str) -> Any:
         """The single value of ``grid`` (``tune=False``)."""
         return np.ravel(getattr(self, grid))[0].item()
+
+    def capped_counts(self, grid: str, values: Any, cap: int, what: str) -> list[int]:
+        """The counts ``values`` of ``grid`` (neighbours, components), each at most ``cap`` (the rows there
+        are, ``what`` says which) and at least 1, sorted and distinct. A grid the user set with a value above
+        the cap is said once (a warning naming the grid, the values and what was used): ``k_grid=[5000]`` on
+        150 rows ran with k = 150 and said so only in ``k_grid_`` (the default grid adapts to small data
+        silently, as documented)."""
+        given = [int(value) for value in np.ravel(values)]
+        cut = [value for value in given if value > cap]
+        default = constructor_defaults(type(self)).get(grid)
+        if cut and (default is None or list(np.ravel(default)) != list(np.ravel(getattr(self, grid)))):
+            warn(f"{type(self).registry_name or type(self).__name__}: {grid} value(s) {cut} exceed {what} "
+                 f"({cap}); used as {cap}", IgnoredSettingWarning)
+        return sorted({max(1, min(value, cap)) for value in given})
 
     def _validation_split(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The seeded (fit, validation) index split of ``n`` training rows on which the grids are scored."""

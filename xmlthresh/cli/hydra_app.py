@@ -508,6 +508,15 @@ def hydra_main(cfg: DictConfig) -> float | None:
             from xmlthresh._util.errors import memory_message
 
             exc = MemoryError(memory_message(exc, context.get("override_list", [])))
+        from xmlthresh.tracking.mlflow_runs import mlflow_error_types
+
+        if isinstance(exc, mlflow_error_types()):  # a store or server that refused a request (a 404 of a proxy)
+            from xmlthresh._util.errors import UserFacingError
+
+            exc = UserFacingError(
+                f"the tracking store {container.get('tracking', {}).get('uri') or 'runs/mlflow.db'} refused a request "
+                f"({first_line(exc)}); fix tracking.uri (or run with tracking.enabled=false); a run that finished "
+                "is kept and sent by xmlthresh sync once the store works")
         if context.get("multirun"):
             # one failing job must not stop the sweep: its MLflow run is FAILED, the parent counts it
             if isinstance(exc, (*user_errors(), MemoryError)):

@@ -107,6 +107,10 @@ def _nothing_selected(uri: str | None, experiment: str, sweep: str | None) -> st
     parents = (table[table["tags.xmlthresh.sweep"] == "parent"].sort_values("start_time", ascending=False)
                if "tags.xmlthresh.sweep" in table else table.iloc[0:0])
     if sweep is not None and sweep not in set(parents["run_id"]):
+        job = table[table["run_id"] == sweep] if "run_id" in table else table.iloc[0:0]
+        parent = job["tags.mlflow.parentRunId"].iloc[0] if not job.empty and "tags.mlflow.parentRunId" in job else None
+        if isinstance(parent, str) and parent:  # a job's run id, given for its sweep's
+            return f"{sweep!r} is the run of one job of the sweep {parent}; pass --sweep {parent}"
         known = ", ".join(parents["run_id"].head(5)) or "none"
         return f"no sweep with parent run id {sweep!r} in experiment {experiment!r} (latest sweeps: {known})"
     where = f"sweep {sweep}" if sweep is not None else (f"experiment {experiment!r}" if parents.empty

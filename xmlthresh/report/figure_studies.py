@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from xmlthresh._util.errors import InputError
 from xmlthresh.report.figures import png_bytes
 from xmlthresh.report.result_files import read_result, result_paths
 from xmlthresh.report.tables import to_markdown
@@ -78,8 +79,9 @@ def figure_study(study: str, sweep_dir: Path) -> tuple[str, pd.DataFrame, bytes 
     if study not in FIGURE_STUDIES:
         raise ValueError(f"unknown figure study {study!r}; known: {', '.join(FIGURE_STUDIES)}")
     table, curves = argv_table(Path(sweep_dir))
-    if table.empty:
-        return f"# ArgV\n\n_no job of `{sweep_dir}` wrote argv.csv (run the sweep with plots=true)_\n", table, None
+    if table.empty:  # a page saying so read like a study of nothing (the CDE and threshold studies refuse too)
+        raise InputError(f"the {study} study reads the argv.csv its jobs draw, and no job of {sweep_dir} wrote one "
+                         "(run the sweep with plots=true, experiment=argv does)")
     markdown = (f"# ArgV of the linearised map (reference work, Fig. 3.1)\n\n{len(table)} runs from `{sweep_dir}`."
                 f"\n\n{to_markdown(table, 6)}\n![ArgV](argv.png)\n")
     return markdown, table, argv_plot(table, curves)

@@ -316,10 +316,11 @@ def process_alive(pid: int, started: str = "") -> bool:
     return now != "zombie" and not (started and now and now != started)
 
 
-def mark_dead_runs(uri: str | None, experiment: str) -> list[str]:
+def mark_dead_runs(uri: str | None, experiment: str, when: str = "a later sweep started on this store") -> list[str]:
     """End as KILLED (with an ``error`` tag saying why) every RUNNING sweep parent of ``experiment`` whose
     process, on this host, is gone -- a sweep killed with SIGKILL, a launcher the OS killed for memory:
-    nothing could close its parent run, and it would stay RUNNING forever. A job's own run is not touched:
+    nothing could close its parent run, and it would stay RUNNING forever (``when`` says what found it). A job's
+    own run is not touched:
     it reaches MLflow from its record, and a RUNNING one is a send in progress (or interrupted, which the
     next send finishes). Runs of other hosts, and runs without the process tags, are left alone. Returns
     the ids of the runs it ended."""
@@ -337,8 +338,7 @@ def mark_dead_runs(uri: str | None, experiment: str) -> list[str]:
         pid = tags.get(PID_TAG, "")
         if tags.get(HOST_TAG) != host or not pid.isdigit() or process_alive(int(pid), tags.get(PID_START_TAG, "")):
             continue
-        message = (f"process {pid} on {host} ended without closing this run (killed?); marked KILLED when a "
-                   "later sweep started on this store")
+        message = f"process {pid} on {host} ended without closing this run (killed?); marked KILLED when {when}"
         retry_when_locked(lambda: client.set_tag(run_id, "error", message), "tagging a dead run")
         retry_when_locked(lambda: client.set_terminated(run_id, status="KILLED"), "ending a dead run")
         ended.append(run_id)

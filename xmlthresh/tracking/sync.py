@@ -262,6 +262,20 @@ def _note_cpu(path: Path) -> None:
         pass
 
 
+def close_dead_sweeps(uri: str) -> list[str]:
+    """End as KILLED the RUNNING sweep parents, of every experiment of the store ``uri``, whose launcher is gone
+    (a sweep killed with kill -9 left its parent RUNNING until the same sweep ran again); the ids ended. A
+    store that cannot be read ends nothing (the records' own problems were said above)."""
+    from xmlthresh.tracking.mlflow_runs import experiment_names, mark_dead_runs, mlflow_error_types
+
+    try:
+        return [run_id for name in experiment_names(uri)
+                for run_id in mark_dead_runs(uri, name, when="xmlthresh sync ran")]
+    except (OSError, ValueError, *mlflow_error_types()) as exc:
+        log.warning("could not look for sweeps left RUNNING in %s: %s", uri, exc)
+        return []
+
+
 def command(args: list[str]) -> int:
     """``xmlthresh sync [--wait]``: send every pending record to MLflow; ``--wait`` also waits for records a
     background syncer is sending. Prints what it did; exit code 1 when a record could not be sent."""
@@ -282,9 +296,14 @@ def command(args: list[str]) -> int:
     from xmlthresh.tracking.mlflow_runs import default_tracking_uri
     from xmlthresh.tracking.store import announce_store_notices, sqlite_path
 
-    store = sqlite_path(default_tracking_uri())
+    uri = default_tracking_uri()
+    store = sqlite_path(uri)
     if store is not None:  # what a background syncer repaired (it logs to a file nobody reads)
         announce_store_notices(store)
+    closed = close_dead_sweeps(uri) if store is None or store.is_file() else []
+    if closed:
+        print(f"xmlthresh: sync: {len(closed)} sweep run(s) whose process is gone (killed?) marked KILLED: "
+              f"{', '.join(closed)}")
     sent = [r for r in done if r.get("synced")]
     running = [r for r in done if not r.get("synced")]
     print(f"xmlthresh: sync: {len(sent)} run(s) sent, {len(running)} still running, {len(problems)} not sent "

@@ -130,7 +130,7 @@ class FlexCode(TunedCDE):
         self.scaler_ = StandardScaler().fit(X)
         Xs = self.scaler_.transform(X)
         if not self.tune:
-            self.k_ = max(1, min(int(self.fixed("k_grid")), len(Z)))
+            self.k_ = self.capped_counts("k_grid", [self.fixed("k_grid")], len(Z), "the training rows")[0]
             self.n_basis_ = max(1, min(int(self.fixed("n_basis_grid")), cap))
             self._setup_cells(Z)
             self.bump_threshold_, self.sharpen_, self.floor_ = (
@@ -147,7 +147,7 @@ class FlexCode(TunedCDE):
         freqs_max = tensor_frequencies(ns[-1], d).max(axis=1)
         masks = np.stack([freqs_max < n for n in ns])  # (N, n_features)
         fit_idx, val_idx = self._validation_split(len(Z))
-        ks = sorted({max(1, min(int(k), fit_idx.size)) for k in self.k_grid})
+        ks = self.capped_counts("k_grid", self.k_grid, fit_idx.size, "the rows the grid is fitted on")
         idx = NearestNeighbors(n_neighbors=ks[-1]).fit(Xs[fit_idx]).kneighbors(Xs[val_idx], return_distance=False)
         betas = self._neighbour_coefficients(idx, ks, Z[fit_idx], ns[-1])
         Psi_val = self._features(Z[val_idx], ns[-1])

@@ -137,8 +137,10 @@ class GMMCDE(MixtureCDE, TunedCDE):
         rng = np.random.default_rng(self.random_state)
         if not self.tune:
             final = capped_subset(np.arange(len(U)), self.max_fit, rng)
-            self.n_pca_ = min(int(self.fixed("n_pca_grid")), X.shape[1], final.size - 1)
-            self.n_components_ = min(int(self.fixed("n_components_grid")), final.size // 2)
+            self.n_pca_ = self.capped_counts("n_pca_grid", [self.fixed("n_pca_grid")], min(X.shape[1], final.size - 1),
+                                             "the features (and rows) there are")[0]
+            self.n_components_ = self.capped_counts("n_components_grid", [self.fixed("n_components_grid")],
+                                                    final.size // 2, "half the training rows")[0]
             self.reg_covar_ = float(self.fixed("reg_covar_grid"))
             self.pca_, self.mixture_ = self._fit_joint(
                 Xs[final], Us[final], self.n_pca_, self.n_components_, self.reg_covar_)
@@ -146,8 +148,9 @@ class GMMCDE(MixtureCDE, TunedCDE):
         fit_idx, val_idx = self._validation_split(len(U))
         fit_idx = capped_subset(fit_idx, self.max_tune, rng)
         max_pca = min(X.shape[1], fit_idx.size - 1)
-        pcas = sorted({min(int(p), max_pca) for p in self.n_pca_grid})
-        comps = sorted({min(int(k), fit_idx.size // 2) for k in self.n_components_grid})
+        pcas = self.capped_counts("n_pca_grid", self.n_pca_grid, max_pca, "the features (and rows) there are")
+        comps = self.capped_counts("n_components_grid", self.n_components_grid, fit_idx.size // 2,
+                                   "half the rows the grid is fitted on")
         regs = sorted({float(r) for r in np.ravel(self.reg_covar_grid)})
         low, high = Us[fit_idx].min(axis=0), Us[fit_idx].max(axis=0)
         losses = np.full((len(pcas), len(comps), len(regs)), np.inf)

@@ -44,7 +44,7 @@ class NNKCDE(MixtureCDE, TunedCDE):
         Xs = self.scaler_.transform(X)
         scale = target_scale(U)
         if not self.tune:
-            self.k_ = min(int(self.fixed("k_grid")), len(U))
+            self.k_ = self.capped_counts("k_grid", [self.fixed("k_grid")], len(U), "the training rows")[0]
             self.bandwidth_ = float(self.fixed("bandwidth_grid")) * scale
         else:
             self._tune(Xs, U, scale)
@@ -54,7 +54,7 @@ class NNKCDE(MixtureCDE, TunedCDE):
     def _tune(self, Xs: np.ndarray, U: np.ndarray, scale: np.ndarray) -> None:
         """(k, bandwidth) by the exact validation CDE loss."""
         fit_idx, val_idx = self._validation_split(len(U))
-        ks = np.array(sorted({min(int(k), fit_idx.size) for k in self.k_grid}))
+        ks = np.array(self.capped_counts("k_grid", self.k_grid, fit_idx.size, "the rows the grid is fitted on"))
         nn = NearestNeighbors(n_neighbors=int(ks[-1])).fit(Xs[fit_idx])
         idx = nn.kneighbors(Xs[val_idx], return_distance=False)  # sorted by distance
         self.tuning_losses_ = knn_cde_losses(U[fit_idx][idx], U[val_idx], scale, ks, self.bandwidth_grid)
