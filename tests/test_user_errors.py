@@ -442,7 +442,7 @@ def test_gzip_lists_read_like_the_plain_file_and_a_truncated_gzip_is_corrupt(tmp
 ])
 def test_unknown_option_message(args, unknown):
     """(``group=null`` has a test of its own: Hydra refused it with a traceback.)"""
-    from xmlthresh.cli.hydra_app import unknown_option_message
+    from xmlthresh.cli.command_line import unknown_option_message
 
     message = unknown_option_message(args)
     if unknown is None:
@@ -457,7 +457,7 @@ def test_hydra_composition_errors_become_one_line():
     from hydra import compose, initialize_config_module
 
     from xmlthresh.config.compose import register_resolvers
-    from xmlthresh.cli.hydra_app import hydra_message
+    from xmlthresh.cli.hydra_messages import hydra_message
 
     register_resolvers()
     with initialize_config_module(config_module="xmlthresh.conf", version_base="1.3"):
@@ -577,7 +577,7 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "not read, a joblib launcher with no worker, a study report of an unknown kind, "
               "a non-finite real number (infinity only where it means something) are refused "
               "before any job runs; extras a protocol cannot compute are said and recorded | `config/schema.py`, "
-              "`cli/hydra_app.py`, `run/sweep.sweep_settings_problem`, `_util/typed_params.py` "
+              "`cli/command_line.py`, `run/sweep.sweep_settings_problem`, `_util/typed_params.py` "
               "(tests/test_bad_inputs_by_class.py) |",
               "| places without room | a tracking store or numba cache on a disk without room is one line, or a "
               "temporary cache that is removed at exit; a store replaced while a process had it open is opened anew | "
@@ -592,7 +592,7 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "a killed writer left (a `.tmp`, a staging folder, a store creation's journal) goes at the next start "
               "once stale; an empty `hydra.run.dir`/`hydra.sweep.dir`, an interval sweep and a sweep over "
               "`tracking.*` are refused; relative store paths and `XMLTHRESH_*` folders are resolved where the "
-              "command started, also under `hydra.job.chdir=true` | `run/sweep.shared_job_folder_problem`, `cli/hydra_app.py`, `_util/places.py`, "
+              "command started, also under `hydra.job.chdir=true` | `run/sweep.shared_job_folder_problem`, `cli/command_line.py`, `_util/places.py`, "
               "`tracking/record.settle_earlier_record`, `tracking/sync.py`, `_util/files.folder_as_one_unit` "
               "(tests/test_bad_inputs_by_class.py) |",
               "| notices a library user cannot filter | the library's warnings are Python warnings of their own "
@@ -611,7 +611,7 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "| what the user typed, read as they meant it | a value Hydra's grammar refuses names the override "
               "and shows it quoted for Hydra; a `~` in a folder variable is the home; a data file that is not the "
               "published one is said once per version of the file (sha256 against its download record) | "
-              "`cli/hydra_app.grammar_message`, `cli/entry.absolute_environment_paths`, "
+              "`cli/hydra_messages.grammar_message`, `cli/entry.absolute_environment_paths`, "
               "`data/download.check_once` (tests/test_bad_inputs_by_class.py) |",
               "| reports and options that cannot apply | a study report of runs that lack what the study reads "
               "(the transfer study on oracle runs, consistency without a population regret), a hand-edited number "
@@ -650,7 +650,8 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "fit its data are one line with the fix; so are a group or key given twice, `--cfg` with `-m`, a sweeper "
               "parameter without a preset, a mistyped setting (did you mean) and a user's option file that names "
               "nothing or a preset without its package line; a number from an environment variable is a number; "
-              "figures, fallbacks and report metrics that do nothing are said | `cli/hydra_app.py`, `run/threshold_task.py`, `strategies/base.py`, `run/sweep.py` "
+              "figures, fallbacks and report metrics that do nothing are said | `cli/command_line.py`, "
+              "`cli/hydra_messages.py`, `cli/hydra_app.py`, `run/threshold_task.py`, `strategies/base.py`, `run/sweep.py` "
               "(tests/test_command_line_shapes.py) |",
               "| what reports read and background work does | every report and study reads a job's `result.json` "
               "by one rule (JSON, an object, numbers where numbers belong) and answers in one line, also on Ctrl-C; "

@@ -5,7 +5,7 @@ Why: a switch read by truthiness takes any text for true (``force=no`` re-ran ev
 ``tracking.enabled=off`` still tracked, ``warm_up=abc`` warmed up). With the schema, OmegaConf converts what
 means a bool (``true``/``false``, ``yes``/``no``, ``on``/``off``, ``1``/``0``) and refuses everything else, and
 likewise for integers and floats, before any job starts; the command line shows the refusal as one line
-(:func:`xmlthresh.cli.hydra_app.one_line_hydra_errors`). A key that no config file declares is refused too.
+(:func:`xmlthresh.cli.hydra_messages.one_line_hydra_errors`). A key that no config file declares is refused too.
 
 The schema is registered in Hydra's ConfigStore as ``xmlthresh_schema`` and is the first entry of the
 primary config's defaults list (``xmlthresh/conf/config.yaml``), which then fills in the values. The option
