@@ -117,7 +117,7 @@ def test_label_data_frames_are_scored_by_name_not_position():
     expected = f_macro_score(truth.to_numpy(), pred.to_numpy())
     assert f_macro_score(truth, pred[list("dcba")]) == expected
     assert f_macro_score(truth, pred.iloc[::-1]) == expected
-    with pytest.raises(InputError, match=r"y_true's and y_pred's DataFrame columns differ \(only in y_pred: \['z'\]"):
+    with pytest.raises(InputError, match=r"y_pred's DataFrame columns do not match y_true's \(only in y_pred: \['z'\]"):
         f_macro_score(truth, pred.rename(columns={"a": "z"}))
 
 

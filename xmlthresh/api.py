@@ -26,7 +26,8 @@ from xmlthresh.data.scores import ScoredSplit, check_native_threshold
 from xmlthresh.config import plugins  # noqa: F401  (registries load the plugins when a name is not built in)
 from xmlthresh.result import ThresholdResult
 from xmlthresh.strategies import STRATEGIES, BaseStrategy
-from xmlthresh.validation import InputError, check_bool, check_label_names, check_labels, check_scores
+from xmlthresh.validation import (InputError, check_bool, check_label_names, check_labels, check_scores,
+                                  match_frames)
 from xmlthresh._util.registry import UnknownNameError
 
 
@@ -243,17 +244,8 @@ def align_frames(scores: Any, labels: Any) -> tuple[Any, Any, list[Any] | None]:
         repeated = scores.columns[scores.columns.duplicated()][0]
         raise InputError(f"the scores' DataFrame repeats the column {repeated!r}; every label needs a column of its own")
     if isinstance(labels, pd.DataFrame):
-        if set(labels.columns) != set(names) or len(labels.columns) != len(names):
-            extra = [c for c in labels.columns if c not in set(names)][:3]
-            missing = [c for c in names if c not in set(labels.columns)][:3]
-            raise InputError(f"the labels' DataFrame columns do not match the scores' (only in labels: {extra}, "
-                             f"only in scores: {missing}); give both the same label columns")
-        if not labels.index.equals(scores.index):
-            if not (labels.index.is_unique and scores.index.is_unique and set(labels.index) == set(scores.index)):
-                raise InputError("the labels' DataFrame rows do not match the scores' (different index); give both "
-                                 "the same documents, or plain arrays in the same order")
-            labels = labels.loc[scores.index]
-        labels = _frame_values(labels[names], "labels")
+        matched = match_frames(scores, labels, ("scores", "labels"), ("the scores'", "the labels'"))
+        labels = _frame_values(matched, "labels")
     return _frame_values(scores, "scores"), labels, names
 
 

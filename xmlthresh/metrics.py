@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from xmlthresh._util.lazy_imports import lazy_module
-from xmlthresh.validation import InputError, check_beta, check_labels
+from xmlthresh.validation import InputError, check_beta, check_labels, match_frames
 
 sp = lazy_module("scipy.sparse")  # loaded on first use: ranked-list runs never need it
 
@@ -217,15 +217,5 @@ def _matched_by_name(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
     Anything else is returned as it is, paired by position."""
     if not all(type(given).__module__.startswith("pandas") and hasattr(given, "columns") for given in (y_true, y_pred)):
         return y_true, y_pred
-    names = list(y_true.columns)
-    if set(y_pred.columns) != set(names) or len(y_pred.columns) != len(names):
-        only_pred = [c for c in y_pred.columns if c not in set(names)][:3]
-        only_true = [c for c in names if c not in set(y_pred.columns)][:3]
-        raise InputError(f"y_true's and y_pred's DataFrame columns differ (only in y_pred: {only_pred}, only in y_true: "
-                         f"{only_true}); give both the same label columns (or plain arrays in the same order)")
-    if not y_pred.index.equals(y_true.index):
-        if not (y_pred.index.is_unique and set(y_pred.index) == set(y_true.index)):
-            raise InputError("y_true's and y_pred's DataFrame rows differ (another index); give both the same "
-                             "documents, or plain arrays in the same order")
-        y_pred = y_pred.loc[y_true.index]
-    return y_true.to_numpy(), y_pred[names].to_numpy()
+    matched = match_frames(y_true, y_pred, ("y_true", "y_pred"), ("y_true's", "y_pred's"))
+    return y_true.to_numpy(), matched.to_numpy()

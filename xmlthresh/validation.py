@@ -408,3 +408,23 @@ def _stores_a_pair_twice(matrix: sp.csr_matrix | sp.csc_matrix) -> bool:
     starts = indptr[1:-1]
     repeated[starts[(starts > 0) & (starts < len(indices))] - 1] = False  # pairs across a row boundary
     return bool(repeated.any())
+
+
+def match_frames(reference: Any, other: Any, names: tuple[str, str], owners: tuple[str, str]) -> Any:
+    """The pandas DataFrame ``other`` with its columns and rows in the order of the DataFrame ``reference``'s,
+    matched by name as pandas users expect (labels in another column order gave another F-macro without a
+    word). ``names`` are how the two are called (``("scores", "labels")``), ``owners`` their possessives in
+    messages (``("the scores'", "the labels'")``). Columns that differ, and rows that differ and cannot be
+    matched (a repeated index), are an :class:`InputError`."""
+    columns = list(reference.columns)
+    if set(other.columns) != set(columns) or len(other.columns) != len(columns):
+        extra = [c for c in other.columns if c not in set(columns)][:3]
+        missing = [c for c in columns if c not in set(other.columns)][:3]
+        raise InputError(f"{owners[1]} DataFrame columns do not match {owners[0]} (only in {names[1]}: {extra}, "
+                         f"only in {names[0]}: {missing}); give both the same label columns")
+    if not other.index.equals(reference.index):
+        if not (other.index.is_unique and reference.index.is_unique and set(other.index) == set(reference.index)):
+            raise InputError(f"{owners[1]} DataFrame rows do not match {owners[0]} (different index); give both the "
+                             "same documents, or plain arrays in the same order")
+        other = other.loc[reference.index]
+    return other[columns]
