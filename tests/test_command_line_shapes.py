@@ -94,8 +94,7 @@ def test_memory_sizes_are_shown_in_the_unit_that_shows_them(n_bytes, shown):
     (["+strategy=pu"], "+strategy=pu: the strategy group has an option already; choose another without the +: "
                        "strategy=pu"),
     (["experiment=beta_sweep", "experiment=transfer"],
-     "experiment=beta_sweep and experiment=transfer: the experiment group is chosen twice"),
-    (["beta=1", "beta=2"], "beta=1 and beta=2: beta is given twice (the last would win without a word)"),
+     "experiment=beta_sweep and experiment=transfer: two presets; a preset is a whole study"),
     (["--cfg", "job", "-m", "strategy=domain,independent"], "--cfg shows the config of one job: drop -m"),
     (["-m", "hydra.sweeper.params.beta=1,2"], "hydra.sweeper.params.beta=1,2: a sweeper parameter extends the sweep "
                                               "of a preset (experiment=...); to sweep beta here, give its values "
@@ -138,3 +137,12 @@ def test_help_piped_into_a_reader_that_stops_early_is_quiet():
     proc = subprocess.run(f"{sys.executable} -m xmlthresh list | head -c 10", shell=True, capture_output=True,
                           text=True)
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+@pytest.mark.fast
+def test_a_key_given_twice_takes_the_last_and_says_so(isolated_home):
+    proc = run_cli(["beta=1", *SMALL, "plots=false", "beta=2", "dataset.n_labels=9"])
+    assert proc.returncode == 0, proc.stderr
+    assert "xmlthresh: note: given more than once, the last is used: beta=2, dataset.n_labels=9" in proc.stderr
+    result = json.loads(next(isolated_home.rglob("result.json")).read_text())
+    assert result["beta"] == 2 and result["n_labels"] <= 9

@@ -647,9 +647,10 @@ def render_table(cases: tuple[Case, ...] = CASES) -> str:
               "| command lines that reshape the config | a key every swept option has is set in every job; a "
               "group deleted (`~strategy`) or renamed from outside (`strategy.name=`), presets swept, a sweeper's "
               "values unquoted, an interpolation that does not resolve and a single run of a strategy that cannot "
-              "fit its data are one line with the fix; so are a group or key given twice, `--cfg` with `-m`, a sweeper "
+              "fit its data are one line with the fix; so are two presets, `--cfg` with `-m`, a sweeper "
               "parameter without a preset, a mistyped setting (did you mean) and a user's option file that names "
-              "nothing or a preset without its package line; a number from an environment variable is a number; "
+              "nothing or a preset without its package line; a key given twice is said (the last is used, as Hydra "
+              "takes it); a number from an environment variable is a number; "
               "figures, fallbacks and report metrics that do nothing are said | `cli/command_line.py`, "
               "`cli/hydra_messages.py`, `cli/hydra_app.py`, `run/threshold_task.py`, `strategies/base.py`, `run/sweep.py` "
               "(tests/test_command_line_shapes.py) |",

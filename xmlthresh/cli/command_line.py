@@ -86,21 +86,15 @@ def unknown_option_message(args: Sequence[str]) -> str | None:
 
 def command_shape_message(args: Sequence[str]) -> str | None:
     """The one-line error for a command line Hydra would take in a way the user did not mean, or answer with a
-    traceback: a group chosen twice (the last won without a word), ``--cfg`` with ``-m`` (Hydra's "Only one of
-    --run, --multirun, --cfg"), and a sweeper parameter without a preset that holds a sweep (Hydra's
-    "Unexpected type for root: NoneType")."""
-    seen: dict[str, str] = {}
-    for arg in args:
-        key = arg.split("=", 1)[0] if "=" in arg and not arg.startswith(("-", "~")) else ""
-        if not key or key.startswith(("hydra.", "hydra/", "+hydra")):
-            continue
-        key = key.lstrip("+")
-        if key in seen:
-            what = f"the {key} group is chosen" if "." not in key and key in REGISTRY_KEY or key == "experiment" \
-                else f"{key} is given"
-            sweep = ", or sweep the values with -m key=a,b" if key != "experiment" else ""
-            return f"{seen[key]} and {arg}: {what} twice (the last would win without a word); give it once{sweep}"
-        seen[key] = arg
+    traceback: two presets (the last won without a word, and started a study of hundreds of jobs), ``--cfg``
+    with ``-m`` (Hydra's "Only one of --run, --multirun, --cfg"), and a sweeper parameter without a preset that
+    holds a sweep (Hydra's "Unexpected type for root: NoneType"). Another key given twice is Hydra's "the last
+    wins", which scripts rely on (a base command with an override appended): :func:`repeated_keys_note` says it."""
+    seen = _first_of_each_key(args)
+    presets = [arg for arg in args if arg.lstrip("+").startswith("experiment=")]
+    if len(presets) > 1:
+        return (f"{' and '.join(presets)}: two presets; a preset is a whole study (the last would win without a word): "
+                "give one")
     if any(arg in ("--cfg", "-c") for arg in args) and any(arg in ("-m", "--multirun") for arg in args):
         return ("--cfg shows the config of one job: drop -m and give one value per key (each job of the sweep "
                 "is that config with its values)")
@@ -112,6 +106,33 @@ def command_shape_message(args: Sequence[str]) -> str | None:
                 return (f"{arg}: a sweeper parameter extends the sweep of a preset (experiment=...); to sweep {swept} "
                         f"here, give its values directly: -m {swept}={value.strip(chr(34) + chr(39))}")
     return None
+
+
+def _first_of_each_key(args: Sequence[str]) -> dict[str, str]:
+    """key -> the first override that sets it (``+`` dropped; Hydra's own ``hydra.*`` settings left out)."""
+    seen: dict[str, str] = {}
+    for arg in args:
+        key = arg.split("=", 1)[0].lstrip("+") if "=" in arg and not arg.startswith(("-", "~")) else ""
+        if key and not key.startswith(("hydra.", "hydra/")):
+            seen.setdefault(key, arg)
+    return seen
+
+
+def repeated_keys_note(args: Sequence[str]) -> str | None:
+    """One line naming each key given more than once and the value used (the last, as Hydra takes it), or None:
+    said, since a value the user typed is dropped."""
+    last: dict[str, str] = {}
+    repeated: list[str] = []
+    for arg in args:
+        key = arg.split("=", 1)[0].lstrip("+") if "=" in arg and not arg.startswith(("-", "~")) else ""
+        if not key or key.startswith(("hydra.", "hydra/")):
+            continue
+        if key in last and key not in repeated:
+            repeated.append(key)
+        last[key] = arg
+    if not repeated:
+        return None
+    return "given more than once, the last is used: " + ", ".join(last[key] for key in repeated)
 
 
 #: Hydra's settings of where a run writes: an empty value is the current directory, without a word

@@ -20,7 +20,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from xmlthresh._util.errors import first_line
 from xmlthresh.cli.command_line import (REGISTRY_KEY, command_shape_message, empty_place_message,
-                                        keys_of_swept_options, unknown_option_message)
+                                        keys_of_swept_options, repeated_keys_note, unknown_option_message)
 from xmlthresh.cli.hydra_messages import one_line_hydra_errors
 from xmlthresh.config.compose import register_resolvers
 
@@ -47,6 +47,9 @@ def run(args: Sequence[str] | None = None) -> None:
     if message is not None:
         print(f"xmlthresh: error: {message}", file=sys.stderr)
         sys.exit(1)
+    note = repeated_keys_note(given)
+    if note is not None:
+        print(f"xmlthresh: note: {note}", file=sys.stderr)
     sys.argv[1:] = keys_of_swept_options(given)
     with one_line_hydra_errors():
         hydra_main()
