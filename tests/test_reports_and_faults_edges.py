@@ -217,3 +217,11 @@ def test_a_job_run_given_as_the_sweep_points_to_its_sweep(isolated_home, capsys)
     assert comparison.main(["--sweep", job.info.run_id]) == 1
     assert capsys.readouterr().err.strip() == (f"python -m xmlthresh.report: error: {job.info.run_id!r} is the run of "
                                                f"one job of the sweep {parent}; pass --sweep {parent}")
+
+
+def test_ctrl_c_in_a_report_command_is_one_line_wherever_it_lands():
+    code = ("import os, signal, time; from xmlthresh.report.interrupt import end_at_interrupt; "
+            "end_at_interrupt('python -m xmlthresh.report'); os.kill(os.getpid(), signal.SIGINT); time.sleep(5)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 130
+    assert proc.stderr.strip() == "python -m xmlthresh.report: interrupted; no report was written"

@@ -2,7 +2,9 @@
 
 import sys
 
-from xmlthresh.report.comparison import main
+from xmlthresh.report.comparison import PROG, main
+from xmlthresh.report.interrupt import end_at_interrupt
 
 if __name__ == "__main__":
+    end_at_interrupt(PROG)
     sys.exit(main())

@@ -142,7 +142,7 @@ def results_run_data(sweep_dir):
     them from its ``result.json`` and ``.hydra/config.yaml``."""
     from xmlthresh.report.tables import results_table
 
-    table = results_table(sweep_dir)
+    table = results_table(sweep_dir, say_left_out=False)  # the comparison table said what it left out
     rows = {str(row["run_id"]): row for _, row in table.iterrows()} if not table.empty else {}
 
     def run_data(run_id: str) -> tuple[dict[str, str], dict[str, float]]:

@@ -248,4 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from xmlthresh.report.interrupt import end_at_interrupt
+
+    end_at_interrupt("xmlthresh.report.studies")
     sys.exit(main())

@@ -159,12 +159,13 @@ def _objectives_from_results(table: pd.DataFrame, uri: str | None, artifacts: di
             table.at[index, "bounds_objective"] = bounds_objective(result) or UNRECORDED_OBJECTIVE
 
 
-def results_table(sweep_dir: Path) -> pd.DataFrame:
+def results_table(sweep_dir: Path, say_left_out: bool = True) -> pd.DataFrame:
     """The jobs of a sweep from their own files, for a sweep run without tracking: one row per job folder
     with a ``result.json``, shaped like MLflow's search table so that :func:`select_runs` reads it -- params
     as the job logs them (:func:`xmlthresh.tracking.run_fields.config_params` of the job's ``.hydra/config.yaml``, the
     ``kind`` and ``ranker`` the result names), metrics (the result's numbers), tags (skipped, task, the
-    objective of the bounds) and ``run_id`` = the job folder's name."""
+    objective of the bounds) and ``run_id`` = the job folder's name. A job whose ``result.json`` cannot be read
+    is left out, with a warning unless ``say_left_out`` is false (a second reading of the same folder)."""
 
     from xmlthresh.report.result_files import ResultFileError, read_result, result_paths
     from xmlthresh.tracking.run_fields import NOT_METRICS, bounds_objective, config_params
@@ -175,7 +176,8 @@ def results_table(sweep_dir: Path) -> pd.DataFrame:
         try:
             result = read_result(path)
         except ResultFileError as exc:  # the page is made without it, and says so (it was left out silently)
-            log.warning("left out of the report: %s", exc)
+            if say_left_out:  # once per report: its figures read the same files again
+                log.warning("left out of the report: %s", exc)
             continue
         config = path.parent / ".hydra" / "config.yaml"
         cfg = _job_config(config) if config.is_file() else {}
