@@ -44,6 +44,8 @@ def _sweep(folder, *jobs):
     ('{"f_macro": 0.5', r"is not valid JSON"),
     ('{"f_macro": "abc"}', r": f_macro must be a number, got 'abc'"),
     ('{"rel_loss_direct": "n/a"}', r": rel_loss_direct must be a number, got 'n/a'"),
+    ('{"f_macro": 1.7}', r": f_macro must be a number in \[0, 1\] \(an F-measure, a precision or a recall\), got 1\.7"),
+    ('{"upper_bound": NaN}', r": upper_bound must be a number in \[0, 1\]"),
 ])
 def test_a_result_file_jobs_do_not_write_is_named(tmp_path, text, message):
     path = tmp_path / "result.json"
@@ -225,3 +227,12 @@ def test_ctrl_c_in_a_report_command_is_one_line_wherever_it_lands():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 130
     assert proc.stderr.strip() == "python -m xmlthresh.report: interrupted; no report was written"
+
+
+def test_no_density_points_draws_no_density_picture(isolated_home):
+    from helpers import run_cli
+
+    proc = run_cli(["task=cde", "cde_dataset.n_train=120", "cde_dataset.n_test=30", "cde.n_samples=8",
+                    "cde.n_plot_points=0", "plots=true", "tracking.enabled=false"])
+    assert proc.returncode == 0, proc.stderr
+    assert list(isolated_home.rglob("result.json")) and not list(isolated_home.rglob("densities.png"))

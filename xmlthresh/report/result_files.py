@@ -20,6 +20,10 @@ NUMERIC_FIELDS = ("f_macro", "macro_f", "micro_f", "precision", "recall", "ceili
                   "rel_loss_direct", "rel_loss_direct_se", "rel_loss_approx", "rel_loss_approx_se", "loss_approx",
                   "loss_approx_se", "loss_direct", "loss_direct_se", "nll", "nll_se", "coverage50", "coverage90",
                   "n_train", "n_test")
+#: fields that are F-measures, precisions or recalls: in [0, 1] (a hand-edited 1.7 went into the paired
+#: differences, a NaN into an empty cell counted as a run)
+SHARES = ("f_macro", "macro_f", "micro_f", "precision", "recall", "ceiling_f_macro", "achievable_f_macro",
+          "lower_bound", "upper_bound")
 #: what to do about a job's file that cannot be read
 FIX = "re-run that job or delete its folder"
 
@@ -53,4 +57,7 @@ def read_result(path: Path) -> dict[str, Any]:
         value = result.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ResultFileError(f"{path}: {key} must be a number, got {value!r}; {FIX}")
+        if key in SHARES and value is not None and not 0.0 <= value <= 1.0:  # NaN fails this too
+            raise ResultFileError(f"{path}: {key} must be a number in [0, 1] (an F-measure, a precision or a "
+                                  f"recall), got {value!r}; {FIX}")
     return result

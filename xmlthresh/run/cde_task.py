@@ -78,7 +78,7 @@ def run_cde_task(cfg: Mapping[str, Any], run_dir: Path, tracker: Any, base: dict
         if "ise" in slice_:
             result["ise_at_x"] = float(slice_["ise"])
     pictures = None
-    if draw and data.n_targets == 2:
+    if draw and data.n_targets == 2 and int(cde_cfg.get("n_plot_points", 3)) > 0:  # 0: no density picture
         def pictures() -> list[Path]:
             from xmlthresh.cde.plot import plot_densities
 
