@@ -159,3 +159,39 @@ def test_a_data_set_option_given_to_the_loader_registry_points_to_load_dataset()
     with pytest.raises(InputError, match=r"unknown dataset 'espgame': it is an option of the command line "
                                          r"\(dataset=espgame\), .* in Python: xmlthresh\.load_dataset\('espgame'\)"):
         DATASETS.get("espgame")
+
+
+@pytest.mark.fast
+def test_settings_applied_to_scores_are_not_reported_as_ignored():
+    import warnings
+
+    scores, labels = _problem()
+    labels[:, 4] = False  # a label without a positive: the fallback applies to it
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for params in ({"fallback": "native", "native_threshold": 0.0}, {"pooling": 5.0}):
+            result = xmlthresh.fit_thresholds(scores, labels, **params)
+            assert "not_applied_on_ranked_lists" not in result.report()
+    assert not [w for w in caught if issubclass(w.category, xmlthresh.IgnoredSettingWarning)]
+    with pytest.raises(ValueError, match=r"fit_thresholds\(\.\.\., native_threshold=0\.5\)"):
+        xmlthresh.fit_thresholds(scores, labels, fallback="native")
+
+
+@pytest.mark.fast
+def test_an_empty_batch_predicts_nothing():
+    import scipy.sparse as sp
+
+    scores, labels = _problem()
+    result = xmlthresh.fit_thresholds(scores, labels)
+    assert result.predict(np.zeros((0, 5))).shape == (0, 5) and result.predict(sp.csr_matrix((0, 5))).shape == (0, 5)
+    with pytest.raises(InputError, match=r"need at least one document"):
+        xmlthresh.fit_thresholds(np.zeros((0, 5)), np.zeros((0, 5)))
+
+
+@pytest.mark.fast
+def test_precision_and_recall_of_other_shapes_are_named():
+    from xmlthresh.metrics import f_beta
+
+    with pytest.raises(InputError, match=r"precision and recall must have one shape .* got shapes \(3,\) and \(2,\)"):
+        f_beta([0.1, 0.2, 0.3], [0.5, 0.5])
+    assert np.allclose(f_beta(0.5, [0.5, 0.2]), [0.5, 2 * 0.1 / 0.7])

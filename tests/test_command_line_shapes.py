@@ -146,3 +146,41 @@ def test_a_key_given_twice_takes_the_last_and_says_so(isolated_home):
     assert "xmlthresh: note: given more than once, the last is used: beta=2, dataset.n_labels=9" in proc.stderr
     result = json.loads(next(isolated_home.rglob("result.json")).read_text())
     assert result["beta"] == 2 and result["n_labels"] <= 9
+
+
+@pytest.mark.fast
+def test_flags_after_the_overrides_are_read_as_before_them():
+    from xmlthresh.cli.entry import multirun_flag_first
+
+    assert multirun_flag_first(["beta=2", "--cfg", "job", "seed=1"]) == ["--cfg", "job", "beta=2", "seed=1"]
+    assert multirun_flag_first(["a=1", "-m", "b=2,3"]) == ["-m", "a=1", "b=2,3"]
+    assert multirun_flag_first(["--info", "config", "beta=2"]) == ["--info", "config", "beta=2"]
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("args, message", [
+    (["lsit"], "'lsit' is neither a subcommand (explain, list, ui, sync) nor a setting key=value; did you mean "
+               "xmlthresh list?"),
+    (["beta"], "'beta' is neither a subcommand (explain, list, ui, sync) nor a setting key=value; xmlthresh --help"),
+    (["-m", "hydra/launcher=joblib", "hydra.launcher.backend=bogus", "strategy=domain,independent"],
+     "hydra.launcher.backend=bogus: joblib's backends are loky, threading, multiprocessing, sequential"),
+])
+def test_words_and_launcher_settings_that_mean_nothing_are_one_line(isolated_home, args, message):
+    proc = run_cli([*args, *SMALL, "plots=false"])
+    assert proc.returncode == 1 and message in _last_line(proc.stderr), proc.stderr
+
+
+@pytest.mark.fast
+def test_sweep_settings_in_a_single_run_are_said(isolated_home):
+    proc = run_cli(["report.title=hello", "force=true", *SMALL, "plots=false"])
+    assert proc.returncode == 0
+    assert "xmlthresh: note: report.title, force act on sweeps (-m); this single run does not read them" in proc.stderr
+
+
+@pytest.mark.fast
+def test_a_sweep_whose_every_job_was_skipped_fails_saying_why(isolated_home, tmp_path):
+    proc = run_cli(["-m", "strategy=rcut,pcut", *SMALL, "plots=false", f"hydra.sweep.dir={tmp_path}/sw"])
+    assert proc.returncode == 1
+    assert _last_line(proc.stderr).startswith("xmlthresh: no job of the sweep ran: all 2 were skipped (job 0: rcut "
+                                              "needs per-document scores")
+    assert "skipped 2" in proc.stderr

@@ -9,6 +9,7 @@ import shutil
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from xmlthresh._util.notices import DataWarning
@@ -195,3 +196,49 @@ def test_a_score_cache_that_cannot_be_written_costs_only_the_cache(toy_mulan, mo
     assert "could not write the score cache" in caplog.text and "continuing without it" in caplog.text
     assert (first.splits["test"].scores != second.splits["test"].scores).nnz == 0 if hasattr(
         first.splits["test"].scores, "nnz") else (first.splits["test"].scores == second.splits["test"].scores).all()
+
+
+@pytest.mark.fast
+def test_a_sparse_arff_row_giving_an_attribute_twice_is_named():
+    with pytest.raises(ValueError, match=r"t\.arff line 6: sparse index 0 \(attribute 'f1'\) appears more than once"):
+        parse_arff(ARFF.split("@data\n")[0] + "@data\n{0 0.5,1 1}\n{0 0.5,0 0.2,1 1}\n", source="t.arff")
+    table = parse_arff(ARFF.split("@data\n")[0] + "@data\n{0 0.5,1 1}\n{}\n{0 0,1 1}\n", source="t.arff")
+    assert table.values.toarray().tolist() == [[0.5, 1.0], [0.0, 0.0], [0.0, 1.0]]
+
+
+def test_a_mulan_set_with_one_split_dense_and_one_sparse_reads_as_both_dense(toy_mulan):
+    from xmlthresh.datasets import DATASETS
+
+    folder = toy_mulan / "data" / "toy"
+    dense = DATASETS.build("mulan", {"name": "toy", "validation_fraction": 0.0}).load()
+    test_file = folder / "toy-test.arff"
+    header, body = test_file.read_text().split("@data\n")
+    rows = ["{" + ",".join(f"{j} {v}" for j, v in enumerate(row.split(",")) if float(v) != 0) + "}"
+            for row in body.splitlines() if row.strip()]
+    (toy_mulan / "data" / "mixed").mkdir()
+    for name in ("toy.xml", "toy-train.arff"):
+        shutil.copy(folder / name, toy_mulan / "data" / "mixed" / name)
+    (toy_mulan / "data" / "mixed" / "toy-test.arff").write_text(header + "@data\n" + "\n".join(rows) + "\n")
+    mixed = DATASETS.build("mulan", {"name": "toy", "path": str(toy_mulan / "data" / "mixed"),
+                                     "validation_fraction": 0.0}).load()
+    for split in ("train", "test"):
+        a, b = dense.X[split], mixed.X[split]
+        a, b = (m.toarray() if hasattr(m, "toarray") else m for m in (a, b))
+        assert np.allclose(a, b) and (dense.Y[split] != mixed.Y[split]).nnz == 0
+
+
+def test_knn_scores_of_one_data_set_in_two_storages_are_equal(real_data, monkeypatch):
+    """Cosine distances of a dense and a sparse copy of emotions differ in the last bits (3.3e-16), which split
+    tied votes and moved the fitted F-macro."""
+    import scipy.sparse as sp
+
+    from xmlthresh.datasets import DATASETS
+    from xmlthresh.rankers.knn import CosineKNN
+
+    monkeypatch.setenv("XMLTHRESH_DATA", str(real_data))
+    data = DATASETS.build("mulan", {"name": "emotions", "validation_fraction": 0.0}).load()
+    X_train, X_test = (np.asarray(data.X[s].toarray() if sp.issparse(data.X[s]) else data.X[s]) for s in ("train", "test"))
+    dense = CosineKNN(k=5).fit(X_train, data.Y["train"]).predict_scores(X_test)
+    sparse = CosineKNN(k=5).fit(sp.csr_matrix(X_train), data.Y["train"]).predict_scores(sp.csr_matrix(X_test))
+    dense, sparse = (m.toarray() if sp.issparse(m) else np.asarray(m) for m in (dense, sparse))
+    assert np.array_equal(dense, sparse)

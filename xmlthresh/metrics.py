@@ -60,7 +60,13 @@ def f_beta(precision, recall, beta: float = 1.0):
     >>> f_beta([0.5, 1.0], [1.0, 1.0], beta=2.0)
     array([0.83333333, 1.        ])
     """
-    return f_beta_raw(_unit_interval(precision, "precision"), _unit_interval(recall, "recall"), check_beta(beta))
+    precision, recall = _unit_interval(precision, "precision"), _unit_interval(recall, "recall")
+    try:
+        np.broadcast_shapes(np.shape(precision), np.shape(recall))
+    except ValueError:
+        raise InputError(f"precision and recall must have one shape (or one be a single number), got shapes "
+                         f"{np.shape(precision)} and {np.shape(recall)}") from None
+    return f_beta_raw(precision, recall, check_beta(beta))
 
 
 def f_beta_raw(precision, recall, beta: float = 1.0):

@@ -227,7 +227,8 @@ def check_size(name: str, value: Any, bytes_per_unit: float, minimum: int = 1, *
 def check_scores(scores: Any, *, n_labels: int | None = None, what: str = "scores") -> np.ndarray | sp.csr_matrix:
     """``scores`` as a float64 dense array or a canonical float64 CSR matrix, or an :class:`InputError`.
 
-    ``n_labels``: the number of label columns expected (that of the fitted model, for prediction)."""
+    ``n_labels``: the number of label columns expected (that of the fitted model, for prediction); a batch of
+    no documents is then allowed (its prediction is empty), as a pipeline's last chunk may be."""
     if isinstance(scores, np.ma.MaskedArray):  # np.asarray would drop the mask without a word
         raise InputError(f"{what} are a masked array: pass a CSR matrix with the unscored entries left out "
                          "(they rank below every scored document), or fill the masked entries")
@@ -255,7 +256,7 @@ def check_scores(scores: Any, *, n_labels: int | None = None, what: str = "score
         _check_exact_in_float(matrix, what)
         matrix = np.asarray(matrix, dtype=np.float64)
         values = matrix
-    if matrix.shape[0] == 0 or matrix.shape[1] == 0:
+    if (matrix.shape[0] == 0 and n_labels is None) or matrix.shape[1] == 0:  # predicting: an empty batch is one
         raise InputError(f"{what} have shape {matrix.shape}: need at least one document and one label")
     if n_labels is not None and matrix.shape[1] != n_labels:
         raise InputError(f"{what} have {matrix.shape[1]} label columns, but the thresholds were fitted on "

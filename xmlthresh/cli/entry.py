@@ -84,7 +84,7 @@ def main() -> None:
     from xmlthresh._util.paths import environment_problem
 
     sys.argv[1:] = multirun_flag_first(sys.argv[1:])
-    problem = environment_problem()
+    problem = stray_word_problem(sys.argv[1:]) or environment_problem()
     absolute_environment_paths()
     if problem is not None:
         print(f"xmlthresh: error: {problem}", file=sys.stderr)
@@ -103,6 +103,9 @@ def main() -> None:
         if message is None:
             raise
         print(f"xmlthresh: error: {message}", file=sys.stderr)
+        sys.exit(1)
+    if sweep.last_sweep_problem:
+        print(f"xmlthresh: {sweep.last_sweep_problem}", file=sys.stderr)
         sys.exit(1)
     if sweep.last_sweep_failures:
         print(f"xmlthresh: {sweep.last_sweep_failures} job(s) of the sweep failed (their errors are above, and in "
@@ -127,13 +130,59 @@ def absolute_environment_paths() -> None:
             os.environ[name] = os.path.abspath(os.path.expanduser(value))
 
 
+#: the words that start a subcommand instead of a run
+SUBCOMMANDS = ("explain", "list", "ui", "sync")
+
+
+def stray_word_problem(args: list[str]) -> str | None:
+    """The one line for a word that is neither a subcommand, a flag (or its value) nor an override
+    ``key=value`` (``xmlthresh lsit`` got Hydra's "Error parsing override 'lsit'; missing EQUAL"); None when
+    there is none. Call it on the arguments as :func:`multirun_flag_first` orders them."""
+    import difflib
+
+    skip = False
+    for arg in args:
+        if skip or arg.startswith(("-", "~")) or "=" in arg:
+            skip = arg in _FLAGS_WITH_VALUE or (arg == "--info" and not skip)
+            continue
+        near = difflib.get_close_matches(arg, SUBCOMMANDS, n=1, cutoff=0.5)
+        hint = f"did you mean xmlthresh {near[0]}? " if near else ""
+        return (f"{arg!r} is neither a subcommand ({', '.join(SUBCOMMANDS)}) nor a setting key=value; {hint}"
+                "xmlthresh --help lists both")
+    return None
+
+
+#: Hydra's flags that take a value (``--cfg job``) and those that take none or an optional one
+_FLAGS_WITH_VALUE = ("--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name", "-cn",
+                     "--config-dir", "-cd", "--experimental-rerun")
+_FLAGS_ALONE = ("-m", "--multirun", "--resolve", "--run", "-r")
+
+
 def multirun_flag_first(args: list[str]) -> list[str]:
-    """``args`` with ``-m`` / ``--multirun`` moved before the overrides: Hydra's parser takes it only there
-    (``xmlthresh a=1 -m b=2,3`` was a usage dump with exit code 2); its meaning does not depend on the place."""
-    flags = [arg for arg in args if arg in ("-m", "--multirun")]
-    if not flags or args[:len(flags)] == flags:
-        return args
-    return flags[:1] + [arg for arg in args if arg not in ("-m", "--multirun")]
+    """``args`` with Hydra's flags (``-m``, ``--cfg job``, ``--info``, ...) moved before the overrides: Hydra's
+    parser takes them only there (``xmlthresh a=1 -m b=2,3`` and ``xmlthresh beta=2 --cfg job seed=1`` were a
+    usage dump with exit code 2); their meaning does not depend on the place. A flag's value goes with it."""
+    flags: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in _FLAGS_WITH_VALUE and i + 1 < len(args):
+            flags += args[i:i + 2]
+            i += 2
+            continue
+        if arg in _FLAGS_ALONE or arg.startswith("--info"):
+            if arg == "--info" and i + 1 < len(args) and "=" not in args[i + 1] and not args[i + 1].startswith("-"):
+                flags += args[i:i + 2]  # --info config, --info searchpath, ...
+                i += 2
+                continue
+            flags.append(arg)
+        else:
+            rest.append(arg)
+        i += 1
+    multirun = [arg for arg in flags if arg in ("-m", "--multirun")]
+    flags = multirun[:1] + [arg for arg in flags if arg not in ("-m", "--multirun")]
+    return flags + rest
 
 
 def shows_job_config(args: list[str]) -> bool:

@@ -147,6 +147,11 @@ def hydra_main(cfg: DictConfig) -> float | None:
                   "run as a single job; drop hydra.mode=RUN (or run it with -m)", file=sys.stderr)
             sys.exit(1)
 
+        sweep_only = [override.split("=", 1)[0].lstrip("+") for override in context.get("override_list", [])
+                      if override.lstrip("+").startswith(("report.", "force="))]
+        if sweep_only:  # harmless, but the user expected them to do something
+            print(f"xmlthresh: note: {', '.join(sweep_only)} act on sweeps (-m); this single run does not read "
+                  f"{'it' if len(sweep_only) == 1 else 'them'}", file=sys.stderr)
         task = str(cfg.get("task", "thresholds"))
         unread = unread_task_keys(task, context.get("override_list", []))
         if unread:
@@ -194,7 +199,7 @@ def hydra_main(cfg: DictConfig) -> float | None:
         raise
     print(summary(result))
     if context.get("multirun"):  # for the launching terminal's progress line
-        outcome = "resumed" if result.get("resumed_from") else "done"
+        outcome = "resumed" if result.get("resumed_from") else "skipped" if result.get("skipped") else "done"
         record_job_outcome(context["sweep_dir"], context["job_num"], outcome)
     headline = result.get("rel_loss_approx") if result.get("task") == "cde" else result.get("f_macro")
     return None if result.get("skipped") or headline is None else float(headline)

@@ -141,6 +141,7 @@ def parse_arff(text: str, source: str = "<string>") -> ArffTable:
     n_rows, n_attributes = len(row_line), len(attributes)
     text_columns = [j for j, a in enumerate(attributes) if a.kind in TEXT_KINDS]
     if sparse:
+        _check_repeated_indices(decoded["data"], lines, row_line, attributes, source)
         values, text = _sparse_values(decoded["data"], n_rows, n_attributes, text_columns)
     else:
         values, text = _dense_values(decoded["data"], n_rows, n_attributes, text_columns)
@@ -223,6 +224,27 @@ def _liac_error(exc: liac_arff.ArffException, lines: list[str], source: str, dat
             return format_error(source, line, culprit)
     excerpt = _row_excerpt(lines, line, data_index)
     return format_error(source, line, problem if line and problem.endswith(lines[line - 1].strip()) else problem + excerpt)
+
+
+def _check_repeated_indices(coo: tuple[list, list, list], lines: list[str], row_line: np.ndarray,
+                            attributes: list[Attribute], source: str) -> None:
+    """A sparse row that gives one attribute twice (``{0 0.5,0 0.2,3 1}``) named by line and attribute: the
+    reader kept the last value without a word (the xmlrepo reader refuses the same). A row whose pieces
+    outnumber the entries read from it is one; only that row is parsed again, to name the index."""
+    _, rows, _ = coo
+    read = np.bincount(np.asarray(rows, dtype=np.int64), minlength=len(row_line))
+    written = np.array([lines[line - 1].count(",") + 1 if lines[line - 1].strip() not in ("{}", "{ }") else 0
+                        for line in row_line], dtype=np.int64)
+    suspects = np.flatnonzero(written > read)
+    for row in suspects:
+        line = int(row_line[row])
+        indices = [piece.split(None, 1)[0] for piece in lines[line - 1].strip().strip("{}").split(",") if piece.strip()]
+        seen: set[str] = set()
+        for index in indices:
+            if index in seen and index.isdigit() and int(index) < len(attributes):
+                raise format_error(source, line, f"sparse index {index} (attribute {attributes[int(index)].name!r}) "
+                                                 "appears more than once in the row; give each attribute once")
+            seen.add(index)
 
 
 def _shape_culprit(row: str, header: list[str]) -> str | None:

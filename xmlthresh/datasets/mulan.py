@@ -23,12 +23,14 @@ downloaded from GitHub ``tsoumakas/mulan`` and verified by sha256.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+import scipy.sparse as sp
 
 from xmlthresh.data.arff import (TEXT_KINDS, check_finite_columns, check_same_attributes, count_missing, read_arff,
                                   select_columns)
@@ -273,6 +275,9 @@ def build_mulan(name: str, layout: MulanLayout, validation_fraction: float = 0.2
     if empty:  # found later as scikit-learn's "Found array with 0 sample(s) ... required by SimpleImputer"
         raise MulanFormatError(f"{empty[0]} has no data rows (nothing after @data); a Mulan split needs at least "
                                "one document")
+    if len({table.is_sparse for table in tables.values()}) > 1:  # one split dense, another sparse: both valid ARFF
+        tables = {split: table if table.is_sparse else dataclasses.replace(table, values=sp.csr_matrix(table.values))
+                  for split, table in tables.items()}  # (scipy's hstack refused the mix: "blocks must be 2-D")
     reference = next(iter(tables.values()))
     for table in tables.values():
         check_same_attributes(reference, table)

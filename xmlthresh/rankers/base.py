@@ -58,6 +58,9 @@ class Ranker(BaseEstimator):
     #: the ranker's own decision threshold on its scores (0.5 for probabilities, 0 for margins; None: no
     #: natural one), carried by the scored splits for ``fallback=native``
     native_threshold: ClassVar[float | None] = None
+    #: the version of the scores this ranker computes: raised when a change of its code changes them, so that
+    #: scores cached by the earlier code are not served (part of the score cache's key)
+    scores_version: ClassVar[int] = 1
 
     top_k: int | None
 

@@ -54,7 +54,8 @@ def crossfit_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str,
     n_docs = X.shape[0]
     folds = check_folds(folds, n_docs)
     extra = {"crossfit": {"folds": folds, "fold_seed": int(fold_seed)}}
-    key = cache_key(whole, ranker_name, ranker.get_params(), seed, extra=extra)
+    key = cache_key(whole, ranker_name, ranker.get_params(), seed, extra=extra,
+                    scores_version=type(ranker).scores_version)
     path = cache_path(data.name, ranker_name, key, kind=f"crossfit{folds}")
     cache = cache_usable(path, cache)
     with cache_lock(path, enabled=cache):  # one worker fits, the others wait and read the cache

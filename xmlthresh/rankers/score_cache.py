@@ -57,11 +57,14 @@ def _arrays_of(matrix) -> list[np.ndarray]:
 
 
 def cache_key(data: MultiLabelData, ranker_name: str, params: Mapping[str, Any], seed: int,
-              extra: Mapping[str, Any] | None = None) -> str:
-    """SHA-256 over (data set name, data fingerprint, ranker name, its parameters, seed, cache format) and,
-    when given, ``extra`` (what else shapes the scores, e.g. the folds of cross-fitting)."""
+              extra: Mapping[str, Any] | None = None, scores_version: int = 1) -> str:
+    """SHA-256 over (data set name, data fingerprint, ranker name, its parameters, seed, cache format, the
+    version of the ranker's scores) and, when given, ``extra`` (what else shapes the scores, e.g. the folds of
+    cross-fitting)."""
     payload = {"format": CACHE_FORMAT, "dataset": data.name, "data": data_fingerprint(data),
                "ranker": ranker_name, "params": jsonable(dict(params)), "seed": seed}
+    if scores_version != 1:  # version 1 is every key made before rankers had versions
+        payload["scores_version"] = scores_version
     if extra:
         payload["extra"] = jsonable(dict(extra))
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()

@@ -62,7 +62,7 @@ def ranker_scores(data: MultiLabelData, ranker_name: str, params: Mapping[str, A
     for required in ("train", "test"):
         if required not in data.X:
             raise ValueError(f"{data.name}: ranker scores need a {required!r} split, got {sorted(data.X)}")
-    key = cache_key(data, ranker_name, ranker.get_params(), seed)
+    key = cache_key(data, ranker_name, ranker.get_params(), seed, scores_version=type(ranker).scores_version)
     path = cache_path(data.name, ranker_name, key)
     cache = cache_usable(path, cache)
     with cache_lock(path, enabled=cache):  # one worker fits, the others wait and read the cache

@@ -42,6 +42,8 @@ SWEPT_FILE = "swept_keys.json"
 
 #: failures of the last sweep finished in this process (read by the CLI to set the exit code)
 last_sweep_failures = 0
+#: a sweep that ended without a failure but without a result either (every job skipped): its one line
+last_sweep_problem: str | None = None
 
 
 def parent_run_id(sweep_dir: str | Path) -> str | None:
@@ -93,8 +95,8 @@ class MlflowSweepCallback(Callback):
         raise SystemExit(1)
 
     def _start(self, config: DictConfig) -> None:
-        global last_sweep_failures, _open_sweep, _progress
-        last_sweep_failures = 0
+        global last_sweep_failures, last_sweep_problem, _open_sweep, _progress
+        last_sweep_failures, last_sweep_problem = 0, None
         _stop_progress()
         mark_launcher()  # the workers a launcher starts end when this process is gone (parent_watch)
         clear_job_outcomes(config.hydra.sweep.dir)  # a re-launch into the same folder counts its own jobs only
@@ -147,6 +149,8 @@ class MlflowSweepCallback(Callback):
         sweep_dir = Path(config.hydra.sweep.dir)
         # the jobs' own reports of failure set the exit code, tracked or not
         last_sweep_failures = failed_jobs(sweep_dir)
+        global last_sweep_problem
+        last_sweep_problem = all_skipped_message(sweep_dir)
         parent = parent_run_id(sweep_dir)
         report = config.get("report", {}) or {}
         if not tracking.get("enabled", True) or parent is None:
@@ -355,7 +359,7 @@ def close_unfinished_sweep(exc: BaseException) -> None:
 
 PROGRESS_DIR = ".progress"
 #: what became of a job, for the live progress line
-OUTCOMES = ("done", "failed", "resumed")
+OUTCOMES = ("done", "failed", "skipped", "resumed")
 
 
 def record_job_outcome(sweep_dir: str | Path, job_num: int, outcome: str) -> None:
@@ -376,8 +380,31 @@ def clear_job_outcomes(sweep_dir: str | Path) -> None:
 
 def failed_jobs(sweep_dir: str | Path) -> int:
     """How many jobs of the sweep reported ``failed`` (:func:`record_job_outcome`)."""
+    return len(jobs_with_outcome(sweep_dir, "failed"))
+
+
+def jobs_with_outcome(sweep_dir: str | Path, outcome: str) -> list[int]:
+    """The numbers of the jobs of the sweep that reported ``outcome`` (:func:`record_job_outcome`)."""
     folder = Path(sweep_dir) / PROGRESS_DIR
-    return len(list(folder.glob("*.failed"))) if folder.is_dir() else 0
+    return sorted(int(marker.name.split(".", 1)[0]) for marker in folder.glob(f"*.{outcome}")
+                  if marker.name.split(".", 1)[0].isdigit()) if folder.is_dir() else []
+
+
+def all_skipped_message(sweep_dir: str | Path) -> str | None:
+    """The one line for a sweep whose every job was skipped (a strategy that needs scores on ranked lists, for
+    every data set of the sweep): its progress said "done 2, failed 0" and it ended with exit code 0 having
+    fitted nothing. None when a job ran, failed or was resumed."""
+    skipped = jobs_with_outcome(sweep_dir, "skipped")
+    if not skipped or any(jobs_with_outcome(sweep_dir, outcome) for outcome in OUTCOMES if outcome != "skipped"):
+        return None
+    reason = ""
+    try:
+        result = json.loads((Path(sweep_dir) / str(skipped[0]) / "result.json").read_text())
+        reason = f" (job {skipped[0]}: {result.get('skip_reason')})" if result.get("skip_reason") else ""
+    except (OSError, ValueError):
+        pass
+    return (f"no job of the sweep ran: all {len(skipped)} were skipped{reason}; choose strategies and data sets "
+            "that fit together")
 
 
 def sweep_values(config: DictConfig) -> dict[str, int] | None:
@@ -560,7 +587,15 @@ def sweep_settings_problem(config: DictConfig) -> str | None:
             check_n_jobs("hydra.launcher.n_jobs", OmegaConf.select(config, "hydra.launcher.n_jobs", default=None))
         except InputError as exc:
             return str(exc)
+        backend = OmegaConf.select(config, "hydra.launcher.backend", default=None)
+        if backend is not None and str(backend) not in JOBLIB_BACKENDS:  # joblib said nothing and ran loky
+            return (f"hydra.launcher.backend={backend}: joblib's backends are {', '.join(JOBLIB_BACKENDS)} (null: "
+                    "its default, loky)")
     return None
+
+
+#: the backends joblib's launcher accepts
+JOBLIB_BACKENDS = ("loky", "threading", "multiprocessing", "sequential")
 
 
 class SweepProgress:

@@ -475,7 +475,8 @@ class ThresholdStrategy(BaseStrategy):
         if not candidates.exact:
             self.info_["objective_f_macro"] = self.objective_f_macro_
         _warn_predict_all(self.info_, len(choice), type(self).__name__)
-        self._note_score_only_settings()
+        if not getattr(self, "_fitting_scores", False):
+            self._note_score_only_settings()
         self._after_fit(candidates, choice)
         return self
 
@@ -496,7 +497,11 @@ class ThresholdStrategy(BaseStrategy):
         (predict score >= threshold; -inf = predict all, +inf = predict nothing) for use on other splits.
         A strategy with partial pooling (:class:`PoolingMixin`) then pools them across labels."""
         ranking = split.ranking()
-        self.fit_lists(ranking.lists)
+        self._fitting_scores = True  # the score-only settings apply below: not "ignored on ranked lists"
+        try:
+            self.fit_lists(ranking.lists)
+        finally:
+            del self._fitting_scores
         self.score_thresholds_ = ranking.thresholds_for_cuts(self.cuts_)
         self._pool(split)
         return self

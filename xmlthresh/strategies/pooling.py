@@ -150,7 +150,8 @@ def pool_thresholds(thresholds: np.ndarray, n_relevant: np.ndarray, strength: fl
     elif fallback == "native":
         if native is None:
             raise ValueError("fallback=native needs the ranker's own decision threshold, and these scores "
-                             "declare none; use fallback=pooled or never")
+                             "declare none: give it (a score file's key native_threshold, fit_thresholds(..., "
+                             "native_threshold=0.5)), or use fallback=pooled or never")
         out[empty] = float(native)
     info = {"pooling_strength": lam, "n_labels_pooled": int(np.count_nonzero(out[movable] != thresholds[movable])),
             "n_labels_fallback": int(np.count_nonzero(empty & np.isfinite(out))) if fallback != "never" else 0,
