@@ -195,3 +195,17 @@ def test_precision_and_recall_of_other_shapes_are_named():
     with pytest.raises(InputError, match=r"precision and recall must have one shape .* got shapes \(3,\) and \(2,\)"):
         f_beta([0.1, 0.2, 0.3], [0.5, 0.5])
     assert np.allclose(f_beta(0.5, [0.5, 0.2]), [0.5, 2 * 0.1 / 0.7])
+
+
+@pytest.mark.fast
+def test_a_result_built_by_hand_holds_what_a_fit_makes():
+    scores, labels = _problem()
+    fitted = xmlthresh.fit_thresholds(scores, labels)
+    fields = dict(f_macro=0.5, lower_bound=None, upper_bound=None, strategy="domain", params={}, beta=1.0,
+                  kind="deterministic", label_names=np.arange(2), include_predict_all=True)
+    with pytest.raises(InputError, match=r"thresholds\[0\] is NaN; a threshold is a number, \+inf"):
+        xmlthresh.ThresholdResult(thresholds=np.array([np.nan, 0.1]), **fields)
+    with pytest.raises(InputError, match=r"thresholds must hold one number per label \(2 label names\)"):
+        xmlthresh.ThresholdResult(thresholds=np.array([0.1, 0.2, 0.3]), **fields)
+    assert xmlthresh.ThresholdResult(thresholds=np.array([np.inf, -np.inf]), **fields).n_labels == 2
+    assert fitted.n_labels == 5

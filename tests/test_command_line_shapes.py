@@ -184,3 +184,16 @@ def test_a_sweep_whose_every_job_was_skipped_fails_saying_why(isolated_home, tmp
     assert _last_line(proc.stderr).startswith("xmlthresh: no job of the sweep ran: all 2 were skipped (job 0: rcut "
                                               "needs per-document scores")
     assert "skipped 2" in proc.stderr
+
+
+@pytest.mark.fast
+def test_a_value_a_sweep_lists_twice_and_a_preset_shown_with_cfg_are_noted(isolated_home, tmp_path):
+    from xmlthresh.cli.command_line import preset_sweep_note, repeated_keys_note
+
+    assert repeated_keys_note(["-m", "strategy=independent,independent"]) == (
+        "strategy=independent,independent sweeps independent more than once (the same job again)")
+    assert repeated_keys_note(["-m", "strategy=glob(ind*)", "seed=range(0,2)"]) is None
+    assert preset_sweep_note(["experiment=holdout_vs_oracle", "--cfg", "job"]) == (
+        "experiment=holdout_vs_oracle is a sweep (run it with -m): the config shown is the base of its jobs; each "
+        "job sets strategy, dataset, protocol, seed")
+    assert preset_sweep_note(["--cfg", "job"]) is None

@@ -157,6 +157,7 @@ def test_more_xanes_components_than_the_data_allow_are_said(real_data, monkeypat
                                    "used as 150"),
     ("flexcode", {"k_grid": [5000, 5]}, "flexcode: k_grid value(s) [5000] exceed"),
     ("gmm", {"n_components_grid": [500]}, "gmm: n_components_grid value(s) [500] exceed half the rows"),
+    ("ckde", {"n_neighbors": 100000}, "ckde: n_neighbors value(s) [100000] exceed the training rows (200)"),
 ])
 def test_a_grid_value_above_what_the_data_allow_is_said(name, params, message):
     rng = np.random.default_rng(0)
@@ -236,3 +237,16 @@ def test_no_density_points_draws_no_density_picture(isolated_home):
                     "cde.n_plot_points=0", "plots=true", "tracking.enabled=false"])
     assert proc.returncode == 0, proc.stderr
     assert list(isolated_home.rglob("result.json")) and not list(isolated_home.rglob("densities.png"))
+
+
+@pytest.mark.fast
+def test_a_cde_study_names_a_job_array_it_cannot_read_and_refuses_other_data(tmp_path, capsys):
+    job = {**CDE_JOB, "dataset": "xanes", "cde_dataset_params": {"targets": ["a"]}}
+    sweep = _sweep(tmp_path / "sw", job)
+    (sweep / "0" / "per_point.npz").write_bytes(b"PK\x03\x04 cut short")
+    assert studies_main(["cde_xanes", str(sweep)]) == 1
+    err = capsys.readouterr().err
+    assert f"{sweep / '0' / 'per_point.npz'} cannot be read" in err and "re-run that job" in err
+    other = _sweep(tmp_path / "surd", CDE_JOB)
+    assert studies_main(["cde_xanes", str(other)]) == 1
+    assert "the cde_xanes study reads jobs on the XANES data (cde_dataset=xanes), and" in capsys.readouterr().err

@@ -182,7 +182,7 @@ CASES: tuple[Case, ...] = (
          E + "unknown ranker option 'nosuch'; known: br_logreg, knn, lml_linear, lml_tree, mlknn..."),
     Case("protocol_unknown", "Raw tracebacks", "`protocol=nosuch`", ("protocol=nosuch",),
          E + "unknown protocol option 'nosuch'; known: crossfit, holdout, oracle (xmlthresh list describes them; "
-         "your own go to conf/protocol/<name>.yaml)"),
+         "your own go to conf/protocol/<name>.yaml of the project root, XMLTHRESH_HOME, or of the source checkout)"),
     Case("experiment_unknown", "Raw tracebacks", "`experiment=nosuch`", ("experiment=nosuch",),
          E + "unknown experiment option 'nosuch'; known: argv, beta_sweep, cde_benchmark, ..."),
     Case("strategy_unknown", "Raw tracebacks", "`strategy=nosuch`", ("strategy=nosuch",),

@@ -147,6 +147,20 @@ class ThresholdResult:
     _report: dict[str, Any] = field(default_factory=dict, repr=False)
     _estimator: Any = field(default=None, repr=False)  # the fitted strategy, for rules without thresholds
 
+    def __post_init__(self) -> None:
+        """The thresholds a result holds are what a fit makes: one number (or +-inf) per label, never NaN (a
+        result built by hand with a NaN never predicted that label, without a word; ``load`` refused it)."""
+        if self.thresholds is None:
+            return
+        thresholds = np.asarray(self.thresholds, dtype=np.float64)
+        if thresholds.ndim != 1 or thresholds.shape[0] != len(self.label_names):
+            raise InputError(f"thresholds must hold one number per label ({len(self.label_names)} label names), got "
+                             f"shape {thresholds.shape}")
+        if np.isnan(thresholds).any():
+            first = int(np.flatnonzero(np.isnan(thresholds))[0])
+            raise InputError(f"thresholds[{first}] is NaN; a threshold is a number, +inf (never predict) or -inf "
+                             "(predict every document)")
+
     @property
     def n_labels(self) -> int:
         """The number of labels (fitted ones and those without a relevant document alike).

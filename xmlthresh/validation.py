@@ -378,7 +378,8 @@ def check_scores_labels(scores: Any, labels: Any) -> tuple[np.ndarray | sp.csr_m
 
 
 def _as_csr(matrix: Any, what: str) -> sp.csr_matrix:
-    """A CSR (matrix form) view of a CSR/CSC input in canonical format, or an error saying how to fix it."""
+    """A CSR (matrix form) view of a CSR/CSC input in canonical format (a sorted copy when its indices are not
+    sorted), or an error saying how to fix it (a pair stored twice, another format)."""
     if matrix.format not in ("csr", "csc"):
         raise InputError(f"{what} are a scipy {matrix.format.upper()} matrix; pass CSR (documents x labels), e.g. "
                          f"{what}.tocsr() -- check first that no (document, label) pair is stored twice, "
@@ -386,15 +387,13 @@ def _as_csr(matrix: Any, what: str) -> sp.csr_matrix:
     if matrix.ndim != 2:
         raise InputError(f"{what} must be 2-D (documents x labels), got shape {matrix.shape}")
     if not matrix.has_canonical_format:
-        axis = "row" if matrix.format == "csr" else "column"
         probe = matrix.copy()
         probe.sort_indices()
         if _stores_a_pair_twice(probe):
             raise InputError(f"{what}: the {matrix.format.upper()} matrix stores some (document, label) pair more "
                              f"than once; keep one value per pair (sum_duplicates() would add them up, which is "
                              f"rarely what a score or a relevance means)")
-        raise InputError(f"{what}: the {matrix.format.upper()} matrix has unsorted indices within a {axis}; call "
-                         f"{what}.sort_indices() (in place) or pass {what}.sorted_indices()")
+        matrix = probe  # indices in rank order (top-k output): a sorted copy means the same, the caller's is untouched
     if matrix.format == "csc" or not isinstance(matrix, sp.csr_matrix):
         return sp.csr_matrix(matrix)
     return matrix

@@ -80,7 +80,8 @@ def unknown_option_message(args: Sequence[str]) -> str | None:
                         f"{', ...' if len(known) > 6 else ''}); to leave an optional group out, write ~{group}")
             if name not in known:
                 return (f"unknown {group} option {name!r}; known: {', '.join(known) or '(none)'} "
-                        f"(xmlthresh list describes them; your own go to conf/{group}/<name>.yaml)")
+                        f"(xmlthresh list describes them; your own go to conf/{group}/<name>.yaml of the project "
+                        "root, XMLTHRESH_HOME, or of the source checkout)")
     return None
 
 
@@ -108,6 +109,31 @@ def command_shape_message(args: Sequence[str]) -> str | None:
     return None
 
 
+def preset_sweep_note(args: Sequence[str]) -> str | None:
+    """For ``--cfg job`` of a preset that is a sweep: the config shown is the base its jobs start from, and the
+    keys each job sets (``experiment=holdout_vs_oracle --cfg job`` showed the default run, and nothing said
+    that no job of the preset runs with it). None for a preset without a sweep, or no preset."""
+    import yaml
+
+    from xmlthresh.config.options import options
+
+    chosen = [arg.split("=", 1)[1] for arg in args if arg.lstrip("+").startswith("experiment=")]
+    found = {option.name: option for option in options("experiment")}
+    if not chosen or chosen[-1] not in found:
+        return None
+    option = found[chosen[-1]]
+    try:
+        content = yaml.safe_load((option.folder / "experiment" / f"{option.name}.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    hydra_cfg = (content or {}).get("hydra") or {}
+    swept = list(((hydra_cfg.get("sweeper") or {}).get("params") or {}))
+    if not swept:
+        return None
+    return (f"experiment={option.name} is a sweep (run it with -m): the config shown is the base of its jobs; each "
+            f"job sets {', '.join(swept)}")
+
+
 def _first_of_each_key(args: Sequence[str]) -> dict[str, str]:
     """key -> the first override that sets it (``+`` dropped; Hydra's own ``hydra.*`` settings left out)."""
     seen: dict[str, str] = {}
@@ -119,8 +145,8 @@ def _first_of_each_key(args: Sequence[str]) -> dict[str, str]:
 
 
 def repeated_keys_note(args: Sequence[str]) -> str | None:
-    """One line naming each key given more than once and the value used (the last, as Hydra takes it), or None:
-    said, since a value the user typed is dropped."""
+    """One line naming each key given more than once and the value used (the last, as Hydra takes it), and
+    each value a sweep lists twice, or None: said, since a value the user typed is dropped (or run again)."""
     last: dict[str, str] = {}
     repeated: list[str] = []
     for arg in args:
@@ -130,9 +156,16 @@ def repeated_keys_note(args: Sequence[str]) -> str | None:
         if key in last and key not in repeated:
             repeated.append(key)
         last[key] = arg
-    if not repeated:
-        return None
-    return "given more than once, the last is used: " + ", ".join(last[key] for key in repeated)
+    notes = []
+    if repeated:
+        notes.append("given more than once, the last is used: " + ", ".join(last[key] for key in repeated))
+    for arg in last.values():  # a value repeated inside one sweep: its jobs are the same job twice
+        key, _, value = arg.lstrip("+").partition("=")
+        values = [part.strip() for part in value.split(",")] if not re.search(r"[(\[{'\"]", value) else []
+        twice = sorted({part for part in values if values.count(part) > 1})
+        if twice:
+            notes.append(f"{arg} sweeps {', '.join(twice)} more than once (the same job again)")
+    return "; ".join(notes) or None
 
 
 #: Hydra's settings of where a run writes: an empty value is the current directory, without a word

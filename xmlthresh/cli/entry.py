@@ -95,6 +95,11 @@ def main() -> None:
     try:
         if shows_job_config(sys.argv[1:]):
             _show_job_config(hydra_app.run)
+            from xmlthresh.cli.command_line import preset_sweep_note
+
+            note = preset_sweep_note(sys.argv[1:])
+            if note is not None:
+                print(f"xmlthresh: note: {note}", file=sys.stderr)
             return
         hydra_app.run()
     except BaseException as exc:  # a sweep that stopped half-way must not leave its parent run RUNNING

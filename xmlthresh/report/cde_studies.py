@@ -122,8 +122,7 @@ def density_at_x_panels(results: pd.DataFrame) -> tuple[dict[str, np.ndarray], d
         path = Path(row["job_dir"]) / "density_at_x.npz"
         if not path.is_file():
             continue
-        with np.load(path) as npz:
-            arrays = {key: npz[key] for key in npz.files}
+        arrays = _job_arrays(path)
         first = first or arrays
         estimated[row["estimator"]] = arrays
     if first is None:
@@ -259,8 +258,19 @@ def _per_point(job_dir: str) -> dict[str, np.ndarray]:
         raise ValueError(f"{path} is missing: run the jobs with cde.save_per_point=true (experiment=cde_xanes does); "
                          "if they had it, the file was deleted: run the sweep again (a job whose files are gone "
                          "runs again) or with force=true")
-    with np.load(path) as npz:
-        return {key: npz[key] for key in npz.files}
+    return _job_arrays(path)
+
+
+def _job_arrays(path: Path) -> dict[str, np.ndarray]:
+    """The arrays a job saved (``density_at_x.npz``, ``per_point.npz``); one that cannot be read (cut short by
+    a full disk or a killed job: numpy's ``BadZipFile``) is named with the fix."""
+    import zipfile
+
+    try:
+        with np.load(path) as npz:
+            return {key: npz[key] for key in npz.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{path} cannot be read ({exc}); re-run that job or delete its folder") from None
 
 
 def xanes_tables(results: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -362,6 +372,10 @@ def cde_study(study: str, sweep_dir: Path) -> tuple[str, pd.DataFrame, bytes | N
                 f"is unbiased for the direct one).\n\n{to_markdown(table, 4)}")
         return text, table, direct_vs_approx_plot(table)
     if study == "cde_xanes":
+        other = sorted({str(name) for name in results.get("dataset", pd.Series(dtype=object)) if name != "xanes"})
+        if other:  # a page about "the XANES data" of SURD jobs, its target set "?", was written without a word
+            raise InputError(f"the cde_xanes study reads jobs on the XANES data (cde_dataset=xanes), and {sweep_dir} "
+                             f"has jobs on {', '.join(other)} (experiment=cde_xanes runs the study's sweep)")
         table, winners = xanes_tables(results)
         text = (f"# Every estimator on the XANES data\n\n{len(results)} runs from `{sweep_dir}`; per target set the "
                 f"test points of all seeds are pooled. loss_approx = mean of int f^2 - 2 f^(z_i | x_i) (lower is "

@@ -57,7 +57,7 @@ class CKDE(MixtureCDE, TunedCDE):
         self.scaler_ = StandardScaler().fit(X)
         Xs = self.scaler_.transform(X)
         scale = target_scale(U)
-        self.n_neighbors_ = min(int(self.n_neighbors), len(U))
+        self.n_neighbors_ = self.capped_counts("n_neighbors", [self.n_neighbors], len(U), "the training rows")[0]
         self.neighbors_ = NearestNeighbors(n_neighbors=self.n_neighbors_).fit(Xs)
         if not self.tune:
             rng = np.random.default_rng(self.random_state)
