@@ -209,3 +209,16 @@ def test_a_result_built_by_hand_holds_what_a_fit_makes():
         xmlthresh.ThresholdResult(thresholds=np.array([0.1, 0.2, 0.3]), **fields)
     assert xmlthresh.ThresholdResult(thresholds=np.array([np.inf, -np.inf]), **fields).n_labels == 2
     assert fitted.n_labels == 5
+
+
+@pytest.mark.fast
+def test_a_hand_edited_threshold_entry_is_named_with_its_index(tmp_path):
+    import json
+
+    scores, labels = _problem()
+    path = xmlthresh.fit_thresholds(scores, labels).save(tmp_path / "t.json")
+    payload = json.loads(path.read_text())
+    payload["thresholds"][1] = "abc"
+    path.write_text(json.dumps(payload))
+    with pytest.raises(InputError, match=r"thresholds\[1\] is 'abc'; an entry is a number, \"inf\" or \"-inf\""):
+        xmlthresh.ThresholdResult.load(path)

@@ -106,12 +106,12 @@ def test_sparse_rows_in_a_dense_file_are_expanded():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("@relation r\n@attribute a numeric\n@attribute b numeric\n@data\n1,2\n3\n", r"x\.arff line 6: Bad @DATA instance format: 3"),
+        ("@relation r\n@attribute a numeric\n@attribute b numeric\n@data\n1,2\n3\n", r"x\.arff line 6: the row has 1 values, the header declares 2 attributes"),
         ("@relation r\n@attribute a {x,y}\n@data\nx\nz\n", r"x\.arff line 5: value 'z' is not declared for nominal attribute 'a' \{x,y\}"),
         ("@relation r\n@attribute a numeric\n@data\n1\n\n1.5.2\n", r"x\.arff line 6: attribute 'a': '1\.5\.2' is not a number"),
         ("@relation r\n@attribute a numeric\n@attribute b {u,v}\n@data\n{0 1}\n{0 2,1 w}\n", r"x\.arff line 6: value 'w' is not declared for nominal attribute 'b'"),
         ("@relation r\n@attribute a numeric\n@attribute s string\n@data\n'x y',z\n", r"x\.arff line 5: Invalid numerical value \(row \"'x y',z\"\)"),
-        ("@relation r\n@attribute a numeric\n@data\n{0 1}\n{3 1}\n", r"x\.arff line 5: Bad @DATA instance format: \{3 1\}"),
+        ("@relation r\n@attribute a numeric\n@data\n{0 1}\n{3 1}\n", r"x\.arff line 5: sparse index 3 is beyond the 1 attributes the header declares"),
         ("@relation r\n@attribute a numeric\n@attribute b numeric\n@data\n{0 1,1}\n", r"x\.arff line 5: .*Error parsing ',1\}'"),
         ("@relation r\n@attribute a numeric\n@data\n{0 1}\n1\n", r"x\.arff line 5: Invalid layout of the ARFF file \(row '1'\)"),
         ("@relation r\n@attribute a numeric\n1\n", r"x\.arff line 3: expected @relation, @attribute or @data"),

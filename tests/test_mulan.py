@@ -282,11 +282,11 @@ def test_cache_hit_rebuild_on_change_and_corrupt_entries(env, caplog):
 # ----------------------------------------------------------------------------------- malformed Mulan sets
 BAD_SETS = [
     ("toy-train.arff", TOY_TRAIN.replace("1.0,red,YES,1,1,0", "1.0,red,YES,1,1"),
-     r"toy-train\.arff line 12: Bad @DATA instance format: 1\.0,red,YES,1,1"),
+     r"toy-train\.arff line 12: the row has 5 values, the header declares 6 attributes"),
     ("toy-train.arff", TOY_TRAIN.replace("1.0,red", "1.0,purple"),
      r"toy-train\.arff line 12: value 'purple' is not declared for nominal attribute 'color'"),
     ("toy-test.arff", TOY_TEST.replace("2.0,", "abc,"), r"toy-test\.arff line 13: attribute 'num': 'abc' is not a number"),
-    ("toy-train.arff", TOY_HEADER + "{0 1.0,9 1}\n", r"toy-train\.arff line 12: Bad @DATA instance format: \{0 1\.0,9 1\}"),
+    ("toy-train.arff", TOY_HEADER + "{0 1.0,9 1}\n", r"toy-train\.arff line 12: sparse index 9 is beyond the 6 attributes the header declares"),
     ("toy-train.arff", TOY_TRAIN.replace("@data\n", ""), r"toy-train\.arff line 11: expected @relation, @attribute or @data"),
     ("toy-test.arff", TOY_TEST.replace("@attribute num numeric", "@attribute num2 numeric"),
      r"toy-test\.arff line 4: attribute #1 'num2' numeric differs from .*toy-train\.arff line 4 \('num' numeric\)"),

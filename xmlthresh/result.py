@@ -612,9 +612,14 @@ def _decode(value: Any) -> Any:
 
 
 def _decode_floats(values: Any, where: str, what: str) -> np.ndarray:
-    if not isinstance(values, list) or not all(
-            (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in _NON_FINITE for v in values):
-        raise InputError(f"{where}: '{what}' must be a list of numbers or \"inf\" / \"-inf\" / \"nan\"")
+    """A list of numbers of a saved file (non-finite ones as the strings "inf", "-inf", "nan"); the first entry
+    that is none of them is named with its index and value (a file edited by hand has one bad entry)."""
+    if not isinstance(values, list):
+        raise InputError(f"{where}: '{what}' must be a list of numbers or \"inf\" / \"-inf\", got "
+                         f"{type(values).__name__}")
+    for index, value in enumerate(values):
+        if not ((isinstance(value, (int, float)) and not isinstance(value, bool)) or value in _NON_FINITE):
+            raise InputError(f"{where}: {what}[{index}] is {value!r}; an entry is a number, \"inf\" or \"-inf\"")
     return np.array([_NON_FINITE[v] if isinstance(v, str) else float(v) for v in values], dtype=np.float64)
 
 

@@ -92,6 +92,7 @@ def main() -> None:
     from xmlthresh.cli import hydra_app
     from xmlthresh.run import sweep
 
+    sweep.last_sweep_failures, sweep.last_sweep_problem = 0, None  # this command's, not an earlier one's in-process
     try:
         if shows_job_config(sys.argv[1:]):
             _show_job_config(hydra_app.run)

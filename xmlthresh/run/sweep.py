@@ -630,7 +630,8 @@ class SweepProgress:
     def _postfix(self) -> str:
         done = sum(self._counts.values())
         remaining = "?" if self._total is None else str(max(self._total - done, 0))
-        return ", ".join(f"{k} {v}" for k, v in self._counts.items()) + f", remaining {remaining}"
+        shown = {k: v for k, v in self._counts.items() if k != "skipped" or v}  # skipped: only when there are
+        return ", ".join(f"{k} {v}" for k, v in shown.items()) + f", remaining {remaining}"
 
     def poll(self) -> None:
         """Count the outcomes jobs reported since the last poll and show them."""
