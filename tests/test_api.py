@@ -302,7 +302,7 @@ def test_other_files_are_refused(tmp_path, content, message):
 
 
 def test_inconsistent_thresholds_are_refused(tmp_path):
-    for changes, message in [({"thresholds": [0.1, "inf"]}, "one number"), ({"thresholds": [0.1, "x", 1, 2]}, "numbers"),
+    for changes, message in [({"thresholds": [0.1, "inf"]}, "one number"), ({"thresholds": [0.1, "x", 1, 2]}, r"thresholds\[1\] is 'x'; an entry is a number"),
                              ({"label_names": ["a"]}, r"n_labels is 4 but the file holds 1 label names")]:
         with pytest.raises(InputError, match=message):
             ThresholdResult.load(write(tmp_path, saved(tmp_path, **changes)))
